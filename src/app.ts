@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { type Clock, createClock } from './clock.js';
+import type { Config } from './config.js';
+import type { ServiceDeps } from './context.js';
+import { type Database, openDatabase } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { installAuthentication, PrincipalCache } from './http/auth.js';
+import { CursorCodec, loadCursorSecret } from './http/cursor.js';
+import { installErrorHandling } from './http/errors.js';
+import { apiPrefix, enrichRouteSchema, registerOpenApi } from './http/openapi.js';
+import { createRateLimiter } from './http/rate-limit.js';
+import { installValidation } from './http/validation.js';
+import { studiesRoutes } from './families/studies/routes.js';
+import { studySchemas } from './families/studies/schemas.js';
+import { usersRoutes } from './families/users/routes.js';
+import { userSchemas } from './families/users/schemas.js';
+import { testHelperRoutes } from './families/test-helpers/routes.js';
+
+export interface BuildOptions {
+  config: Config;
+  /** An already open database (tests share one); otherwise one is opened from the config. */
+  database?: Database;
+  clock?: Clock;
+  /** Run pending migrations before serving (the default). */
+  migrate?: boolean;
+  logger?: boolean;
+}
+
+export interface Service {
+  app: FastifyInstance;
+  deps: ServiceDeps;
+  /** Stops accepting requests, lets in-flight ones finish, then closes connections. */
+  close(): Promise<void>;
+}
+
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildService(options: BuildOptions): Promise<Service> {
+  const { config } = options;
+  const database = options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  const ownsDatabase = !options.database;
+  if (options.migrate ?? true) await migrateToLatest(database.db);
+
+  const limiter = createRateLimiter({ max: config.rateLimitMax, windowSeconds: config.rateLimitWindowSeconds, redisUrl: config.redisUrl });
+  const deps: ServiceDeps = {
+    config,
+    db: database.db,
+    storeKind: database.kind,
+    clock: options.clock ?? createClock(),
+    cursors: new CursorCodec(await loadCursorSecret(database.db)),
+    principals: new PrincipalCache(config.authCacheSeconds),
+    limiter,
+  };
+
+  const app = Fastify({
+    logger: options.logger === false ? false : { level: config.logLevel },
+    // A caller's X-Request-Id is kept when it is sane, so logs join up across services.
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
+    },
+    bodyLimit: 1024 * 1024,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+  app.addHook('onRoute', enrichRouteSchema);
+  installValidation(app);
+  installErrorHandling(app);
+  for (const schema of [...userSchemas, ...studySchemas]) app.addSchema(schema);
+  await registerOpenApi(app, { publicUrl: config.publicUrl });
+  installAuthentication(app, { db: deps.db, cache: deps.principals, limiter });
+
+  app.get('/healthz', { schema: { hide: true }, config: { public: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true }, config: { public: true } }, async (_request, reply) => {
+    try {
+      await deps.db.selectFrom('workspaces').select('workspace_id').limit(1).execute();
+      return { status: 'ready' };
+    } catch {
+      return reply.code(503).send({ status: 'database unreachable' });
+    }
+  });
+  app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
+
+  await app.register(
+    async (v1) => {
+      await v1.register(usersRoutes, { deps });
+      await v1.register(studiesRoutes, { deps });
+      if (config.testHelpers) await v1.register(testHelperRoutes, { deps, prefix: '/test-helpers' });
+    },
+    { prefix: apiPrefix },
+  );
+
+  await app.ready();
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      await app.close();
+      await limiter.close();
+      if (ownsDatabase) await database.close();
+    })();
+    return closing;
+  };
+  return { app, deps, close };
+}

@@ -1,0 +1,126 @@
+import { parseArgs } from 'node:util';
+import { createClock } from './clock.js';
+import { ConfigError, loadConfig } from './config.js';
+import { type Database, DataDirLockedError, openDatabase } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import type { UserRole, UsersTable } from './db/schema.js';
+import { allRoles } from './http/rights.js';
+import { AdminError, createToken, createUser, createWorkspace, findUserWorkspace, setUserStatus } from './families/workspaces/service.js';
+import { seedDemo } from './seed/demo.js';
+
+const usage = `Usage: npm run --silent cli -- COMMAND [options] [--json]
+
+  migrate                                   apply pending migrations
+  workspace create --name N --email E [--full-name F]
+  user create --workspace W --email E --role ROLE [--full-name F] [--seat SEAT] [--team NAME]...
+  user deactivate --user U                  the user's tokens stop working (401)
+  token create --user U [--no-pii] [--no-screeners]
+  seed --demo                               a workspace full of demo data
+
+Each command prints one JSON object on stdout. Storage: DATABASE_URL, or DATA_DIR (embedded).`;
+
+class UsageError extends Error {}
+
+const seats = ['SERVICE', 'RESEARCHER_FREE', 'RESEARCHER_PAID', 'LITE'] as const;
+
+function required(values: Record<string, unknown>, name: string): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+async function run(argv: string[], database: () => Promise<Database>): Promise<unknown> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      email: { type: 'string' },
+      'full-name': { type: 'string' },
+      workspace: { type: 'string' },
+      role: { type: 'string' },
+      seat: { type: 'string' },
+      team: { type: 'string', multiple: true },
+      user: { type: 'string' },
+      'no-pii': { type: 'boolean' },
+      'no-screeners': { type: 'boolean' },
+      demo: { type: 'boolean' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean' },
+    },
+  });
+  const command = positionals.join(' ');
+  if (values.help || command === '' || command === 'help') throw new UsageError(usage);
+
+  switch (command) {
+    case 'migrate': {
+      const { db } = await database();
+      return migrateToLatest(db);
+    }
+    case 'workspace create': {
+      const { db } = await database();
+      await migrateToLatest(db);
+      return createWorkspace(db, { name: required(values, 'name'), email: required(values, 'email'), fullName: values['full-name'] });
+    }
+    case 'user create': {
+      const role = required(values, 'role') as UserRole;
+      if (!allRoles.includes(role)) throw new UsageError(`--role must be one of ${allRoles.join(', ')}`);
+      const seat = values.seat as UsersTable['seat'] | undefined;
+      if (seat !== undefined && !seats.includes(seat as (typeof seats)[number])) throw new UsageError(`--seat must be one of ${seats.join(', ')}`);
+      const { db } = await database();
+      return createUser(db, {
+        workspaceId: required(values, 'workspace'),
+        email: required(values, 'email'),
+        role,
+        fullName: values['full-name'],
+        seat: seat ?? null,
+        teams: values.team,
+      });
+    }
+    case 'user deactivate': {
+      const userId = required(values, 'user');
+      const { db } = await database();
+      const workspaceId = await findUserWorkspace(db, userId);
+      if (!workspaceId) throw new AdminError(`User ${userId} not found`);
+      await setUserStatus(db, workspaceId, userId, 'DEACTIVATED');
+      return { userId, status: 'DEACTIVATED' };
+    }
+    case 'token create': {
+      const userId = required(values, 'user');
+      const { db } = await database();
+      const workspaceId = await findUserWorkspace(db, userId);
+      if (!workspaceId) throw new AdminError(`User ${userId} not found`);
+      const { token } = await createToken(db, workspaceId, userId, { canReadPersonalData: !values['no-pii'], canReadScreeners: !values['no-screeners'] });
+      return { token };
+    }
+    case 'seed': {
+      if (!values.demo) throw new UsageError('seed needs --demo');
+      const { db } = await database();
+      await migrateToLatest(db);
+      return seedDemo(db, createClock());
+    }
+    default:
+      throw new UsageError(`Unknown command "${command}"\n\n${usage}`);
+  }
+}
+
+async function main() {
+  let opened: Database | undefined;
+  try {
+    const config = loadConfig();
+    const output = await run(process.argv.slice(2), async () => {
+      opened ??= await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+      return opened;
+    });
+    process.stdout.write(`${JSON.stringify(output)}\n`);
+    process.exitCode = 0;
+  } catch (error) {
+    const known = error instanceof UsageError || error instanceof AdminError || error instanceof ConfigError || error instanceof DataDirLockedError;
+    process.stderr.write(`${known ? (error as Error).message : error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = error instanceof UsageError ? 2 : 1;
+  } finally {
+    await opened?.close();
+  }
+}
+
+await main();

@@ -1,0 +1,22 @@
+/**
+ * The service's notion of "now". Every time-based rule reads it, so tests (and the
+ * TEST_HELPERS clock route) can move time without touching the system clock.
+ */
+export interface Clock {
+  now(): Date;
+  set(now: Date): void;
+  reset(): void;
+}
+
+export function createClock(): Clock {
+  let fixed: Date | undefined;
+  return {
+    now: () => (fixed ? new Date(fixed) : new Date()),
+    set: (now) => {
+      fixed = new Date(now);
+    },
+    reset: () => {
+      fixed = undefined;
+    },
+  };
+}

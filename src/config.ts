@@ -1,0 +1,55 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+const ConfigSchema = Type.Object({
+  host: Type.String({ minLength: 1 }),
+  port: Type.Integer({ minimum: 0, maximum: 65535 }),
+  databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  dataDir: Type.String({ minLength: 1 }),
+  redisUrl: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  rateLimitMax: Type.Integer({ minimum: 1 }),
+  rateLimitWindowSeconds: Type.Integer({ minimum: 1 }),
+  testHelpers: Type.Boolean(),
+  logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level))),
+  authCacheSeconds: Type.Integer({ minimum: 0 }),
+  publicUrl: Type.Optional(Type.String()),
+});
+
+export type Config = Static<typeof ConfigSchema>;
+
+export class ConfigError extends Error {}
+
+function integer(value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  return /^-?\d+$/.test(value) ? Number(value) : Number.NaN;
+}
+
+function blankToUndefined(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** Reads the environment once at start; a bad value stops the process with a message naming it. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const candidate: Config = {
+    host: env.HOST ?? '127.0.0.1',
+    port: integer(env.PORT, 8080),
+    databaseUrl: blankToUndefined(env.DATABASE_URL),
+    dataDir: env.DATA_DIR ?? './data',
+    redisUrl: blankToUndefined(env.REDIS_URL),
+    rateLimitMax: integer(env.RATE_LIMIT_MAX, 600),
+    rateLimitWindowSeconds: integer(env.RATE_LIMIT_WINDOW_SECONDS, 60),
+    testHelpers: env.TEST_HELPERS === '1',
+    logLevel: (env.LOG_LEVEL ?? 'info') as Config['logLevel'],
+    authCacheSeconds: integer(env.AUTH_CACHE_SECONDS, 5),
+    publicUrl: blankToUndefined(env.PUBLIC_URL),
+    ...overrides,
+  };
+  for (const key of Object.keys(candidate) as (keyof Config)[]) {
+    if (candidate[key] === undefined) delete candidate[key];
+  }
+  const firstError = Value.Errors(ConfigSchema, candidate).First();
+  if (firstError) {
+    throw new ConfigError(`Invalid configuration ${firstError.path.slice(1)}: ${firstError.message}`);
+  }
+  return candidate;
+}

@@ -1,0 +1,214 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/** Timestamps are read as ISO 8601 strings (see the type parsers in database.ts). */
+type Timestamp = ColumnType<string, string, string>;
+type Json<T> = ColumnType<T, string, string>;
+
+export interface ServiceSecretsTable {
+  name: string;
+  value: string;
+  created_at: ColumnType<string, string | undefined, never>;
+}
+
+export interface WorkspacesTable {
+  workspace_id: string;
+  name: string;
+  slug: string;
+  created_at: Timestamp;
+}
+
+export interface UsersTable {
+  workspace_id: string;
+  user_id: string;
+  email_account_id: string;
+  email: string;
+  fullname: string;
+  job_role: ColumnType<string, string | undefined, string>;
+  profile_pic: ColumnType<string, string | undefined, string>;
+  status: 'INVITED' | 'ACTIVE' | 'DEACTIVATED';
+  seat: 'SERVICE' | 'RESEARCHER_FREE' | 'RESEARCHER_PAID' | 'LITE' | null;
+  role: 'DEVELOPER' | 'OBSERVER' | 'RESEARCHER' | 'OPS_MANAGER' | 'SUPER_ADMIN' | 'CUSTOM' | 'COLLABORATOR';
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface TeamsTable {
+  workspace_id: string;
+  team_id: string;
+  name: string;
+  created_at: Timestamp;
+}
+
+export interface TeamMembersTable {
+  workspace_id: string;
+  team_id: string;
+  user_id: string;
+}
+
+export interface ApiTokensTable {
+  workspace_id: string;
+  token_id: string;
+  user_id: string;
+  token_digest: string;
+  can_read_personal_data: boolean;
+  can_read_screeners: boolean;
+  created_at: Timestamp;
+  revoked_at: Timestamp | null;
+}
+
+export interface PopulationsTable {
+  workspace_id: string;
+  population_id: string;
+  name: string;
+  description: ColumnType<string, string | undefined, string>;
+  created_at: Timestamp;
+}
+
+export type StudyType = 'SURVEY' | 'INTERVIEWS' | 'UNMODERATED_TEST' | 'GROUP_INTERVIEW';
+export type StudyStatus = 'DRAFT' | 'ACTIVE' | 'PAUSED' | 'CLOSED';
+export type RecruitmentStrategy = 'IN_SERVICE' | 'EXTERNAL';
+export type PanelProvider = 'PROVIDER_ONE' | 'PROVIDER_TWO';
+
+/** The study plan as stored: the StudyPlan of the reference, with input-only incentive fields. */
+export interface StoredStudyPlan {
+  name?: string;
+  externalName?: string;
+  description?: string;
+  externalDescription?: string;
+  startDate?: string;
+  endDate?: string;
+  researchPlanUrl?: string;
+  participationLimit?: number;
+  consentFormId?: string;
+  incentive?: {
+    incentiveBudgetId?: string;
+    amount?: number;
+    customIncentiveId?: string;
+    defaultCustomIncentiveValue?: string;
+  };
+  includeScreener?: boolean;
+  brandingConfigId?: string;
+  language?: string;
+  scheduler?: { interviewDurationMinutes?: number };
+}
+
+export interface StudiesTable {
+  workspace_id: string;
+  study_id: string;
+  study_type: StudyType;
+  recruitment_strategy: RecruitmentStrategy;
+  recruitment_panel_provider: PanelProvider | null;
+  status: StudyStatus;
+  plan: Json<StoredStudyPlan>;
+  created_from_template_id: string | null;
+  team_id: string | null;
+  population_id: string | null;
+  created_by_user_id: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface StudyOwnersTable {
+  workspace_id: string;
+  study_id: string;
+  user_id: string;
+  position: number;
+}
+
+export interface TemplateScreener {
+  type: ScreenerType;
+  showSchedulerToQualified: boolean;
+  qualifyByDefault: boolean;
+  questions: ScreenerQuestionInput[];
+}
+
+export interface StudyTemplatesTable {
+  workspace_id: string;
+  study_template_id: string;
+  name: string;
+  study_type: StudyType;
+  recruitment_strategy: RecruitmentStrategy;
+  recruitment_panel_provider: PanelProvider | null;
+  plan: Json<StoredStudyPlan>;
+  screener: Json<TemplateScreener | null>;
+  created_from_study_id: string | null;
+  created_by_user_id: string;
+  created_at: Timestamp;
+}
+
+export type ScreenerType = 'SERVICE' | 'EXTERNAL_SURVEY';
+
+export interface ScreenersTable {
+  workspace_id: string;
+  screener_id: string;
+  study_id: string;
+  type: ScreenerType;
+  show_scheduler_to_qualified: boolean;
+  qualify_by_default: boolean;
+  external_survey_id: string | null;
+  survey_platform_collector_id: string | null;
+  external_survey_setup_status: string | null;
+  external_survey_setup_error_code: string | null;
+  external_survey_setup_updated_at: Timestamp | null;
+  custom_link_url: string | null;
+  custom_link_tokens_json: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ScreenerQuestionInput {
+  name: string;
+  type: string;
+  category: string;
+  isRequired: boolean;
+  description?: string;
+  mappedToPropertyId?: string;
+  questionTemplateId?: string;
+}
+
+export interface ScreenerQuestionsTable {
+  workspace_id: string;
+  question_id: string;
+  screener_id: string;
+  position: number;
+  category: string;
+  type: string;
+  name: string;
+  is_required: boolean;
+  description: string | null;
+  mapped_to_property_id: string | null;
+  question_template_id: string | null;
+}
+
+export interface StudyStatusEventsTable {
+  workspace_id: string;
+  event_id: Generated<number>;
+  study_id: string;
+  field: ColumnType<string, string | undefined, never>;
+  from_status: StudyStatus | null;
+  to_status: StudyStatus;
+  user_id: string | null;
+  occurred_at: Timestamp;
+}
+
+export interface DB {
+  service_secrets: ServiceSecretsTable;
+  workspaces: WorkspacesTable;
+  users: UsersTable;
+  teams: TeamsTable;
+  team_members: TeamMembersTable;
+  api_tokens: ApiTokensTable;
+  populations: PopulationsTable;
+  studies: StudiesTable;
+  study_owners: StudyOwnersTable;
+  study_templates: StudyTemplatesTable;
+  screeners: ScreenersTable;
+  screener_questions: ScreenerQuestionsTable;
+  study_status_events: StudyStatusEventsTable;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type StudyRow = Selectable<StudiesTable>;
+export type NewStudy = Insertable<StudiesTable>;
+export type StudyUpdate = Updateable<StudiesTable>;
+export type UserRole = UsersTable['role'];

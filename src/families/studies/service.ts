@@ -1,0 +1,351 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../clock.js';
+import type { DB, ScreenerType, StoredStudyPlan, StudyStatus, StudyType, TemplateScreener } from '../../db/schema.js';
+import { inTransaction } from '../../db/transaction.js';
+import { ApiError, badRequest, conflict, draftStatusError, notFound } from '../../http/errors.js';
+import { idPrefixes, newId } from '../../ids.js';
+import { findUsers } from '../users/queries.js';
+import * as queries from './queries.js';
+import type { CreateStudyBody, PutScreenerBody, StudyPlanInput } from './schemas.js';
+
+/** What a family's service needs to know about the call: whose workspace, who, and when. */
+export interface CallContext {
+  db: Kysely<DB>;
+  clock: Clock;
+  workspaceId: string;
+  userId: string;
+  canReadScreeners: boolean;
+}
+
+const now = (context: CallContext) => context.clock.now().toISOString();
+
+/** JSON aggregation renders timestamps with an offset; responses use ISO 8601 in UTC. */
+const iso = (value: string) => new Date(value).toISOString();
+const isoOrNull = (value: string | null) => (value === null ? null : iso(value));
+
+type RawScreener = NonNullable<queries.StudyRecord['screener']>;
+
+function presentScreener(screener: RawScreener) {
+  return {
+    ...screener,
+    createdAt: iso(screener.createdAt),
+    updatedAt: iso(screener.updatedAt),
+    externalSurveySetupUpdatedAt: isoOrNull(screener.externalSurveySetupUpdatedAt),
+  };
+}
+
+/** The stored plan as the reference shows it: incentiveType and currency derived, includeScreener always present. */
+export function presentPlan(plan: StoredStudyPlan) {
+  const { incentive, ...rest } = plan;
+  const presented = { ...rest, includeScreener: plan.includeScreener ?? false };
+  if (!incentive) return presented;
+  return {
+    ...presented,
+    incentive: {
+      ...incentive,
+      incentiveType: incentive.customIncentiveId !== undefined ? ('CUSTOM' as const) : ('MONEY_OR_GIFT_CARD' as const),
+      currency: 'USD' as const,
+    },
+  };
+}
+
+function presentSummary(record: Omit<queries.StudyRecord, 'screener'>) {
+  const { plan, ...rest } = record;
+  return { ...rest, createdAt: iso(record.createdAt), studyPlan: presentPlan(plan) };
+}
+
+function presentStudy(record: queries.StudyRecord) {
+  const { screener, ...summary } = record;
+  return { ...presentSummary(summary), screener: screener ? presentScreener(screener) : null };
+}
+
+/** Merges a plan patch: only supplied fields change; the incentive merges field by field. */
+export function mergePlan(base: StoredStudyPlan, patch: StudyPlanInput): StoredStudyPlan {
+  const merged: StoredStudyPlan = { ...base, ...patch };
+  if (patch.incentive) merged.incentive = { ...base.incentive, ...patch.incentive };
+  if (patch.scheduler) merged.scheduler = { ...base.scheduler, ...patch.scheduler };
+  return merged;
+}
+
+function checkDates(plan: StoredStudyPlan) {
+  if (plan.startDate && plan.endDate && plan.endDate < plan.startDate) {
+    throw badRequest('endDate must be on or after startDate', ['studyPlan', 'endDate']);
+  }
+}
+
+export async function getStudy(context: CallContext, studyId: string) {
+  const record = await queries.findStudy(context.db, context.workspaceId, studyId, context.canReadScreeners);
+  if (!record) throw notFound('Study', ['studyId']);
+  return presentStudy(record);
+}
+
+async function getSummary(context: CallContext, studyId: string) {
+  const record = await queries.findStudy(context.db, context.workspaceId, studyId, false);
+  if (!record) throw notFound('Study', ['studyId']);
+  const { screener: _screener, ...summary } = record;
+  return presentSummary(summary);
+}
+
+export async function listStudies(context: CallContext, filter: queries.StudyListFilter, afterStudyId: string | undefined, size: number) {
+  const { rows, total } = await queries.listStudies(context.db, context.workspaceId, filter, afterStudyId, size);
+  return { rows: rows.slice(0, size).map(presentSummary), hasNextPage: rows.length > size, total };
+}
+
+interface StudySource {
+  studyType: StudyType;
+  recruitmentStrategy: 'IN_SERVICE' | 'EXTERNAL';
+  recruitmentPanelProvider: 'PROVIDER_ONE' | 'PROVIDER_TWO' | null;
+  plan: StoredStudyPlan;
+  screener: TemplateScreener | null;
+  ownerIds?: string[];
+  teamId?: string | null;
+  populationId?: string | null;
+  templateId: string | null;
+}
+
+async function loadSource(db: Kysely<DB>, workspaceId: string, body: CreateStudyBody): Promise<StudySource | undefined> {
+  if (body.idOfStudyToDuplicate !== undefined) {
+    const original = await queries.lockStudy(db, workspaceId, body.idOfStudyToDuplicate);
+    if (!original) throw notFound('Study', ['idOfStudyToDuplicate']);
+    return {
+      studyType: original.study_type,
+      recruitmentStrategy: original.recruitment_strategy,
+      recruitmentPanelProvider: original.recruitment_panel_provider,
+      plan: original.plan,
+      screener: await queries.findScreenerForCopy(db, workspaceId, original.study_id),
+      ownerIds: await queries.findOwnerIds(db, workspaceId, original.study_id),
+      teamId: original.team_id,
+      populationId: original.population_id,
+      templateId: null,
+    };
+  }
+  if (body.studyTemplateId !== undefined) {
+    const template = await queries.findTemplate(db, workspaceId, body.studyTemplateId);
+    if (!template) throw notFound('Study template', ['studyTemplateId']);
+    return {
+      studyType: template.studyType,
+      recruitmentStrategy: template.recruitmentStrategy,
+      recruitmentPanelProvider: template.recruitmentPanelProvider,
+      plan: template.plan,
+      screener: template.screener,
+      templateId: template.studyTemplateId,
+    };
+  }
+  return undefined;
+}
+
+async function checkOwners(db: Kysely<DB>, workspaceId: string, userIds: string[]) {
+  const found = await findUsers(db, workspaceId, userIds);
+  const active = new Set(found.filter((user) => user.status !== 'DEACTIVATED').map((user) => user.userId));
+  const missing = userIds.findIndex((userId) => !active.has(userId));
+  if (missing !== -1) throw notFound('User', ['owners', 'userIds', String(missing)]);
+}
+
+/** The screener type a study of this type gets: survey studies screen on their survey platform. */
+const screenerTypeFor = (studyType: StudyType): ScreenerType => (studyType === 'SURVEY' ? 'EXTERNAL_SURVEY' : 'SERVICE');
+
+async function addScreener(db: Kysely<DB>, workspaceId: string, studyId: string, screener: TemplateScreener, at: string) {
+  const screenerId = newId(idPrefixes.screener);
+  await queries.insertScreener(db, { workspaceId, screenerId, studyId, type: screener.type, showSchedulerToQualified: screener.showSchedulerToQualified, qualifyByDefault: screener.qualifyByDefault, at });
+  await queries.replaceQuestions(
+    db,
+    workspaceId,
+    screenerId,
+    screener.questions.map((question) => ({ ...question, questionId: newId(idPrefixes.question) })),
+  );
+}
+
+export async function createStudy(context: CallContext, body: CreateStudyBody): Promise<{ studyId: string }> {
+  if (body.idOfStudyToDuplicate !== undefined && body.studyTemplateId !== undefined) {
+    throw badRequest('idOfStudyToDuplicate and studyTemplateId cannot be combined', ['studyTemplateId']);
+  }
+  return inTransaction(context.db, async (db) => {
+    const { workspaceId } = context;
+    const source = await loadSource(db, workspaceId, body);
+    const studyType = body.studyType ?? source?.studyType;
+    if (!studyType) throw badRequest('studyType is required unless a study is duplicated or a template is used', ['studyType']);
+    const recruitmentStrategy = body.recruitmentStrategy ?? source?.recruitmentStrategy;
+    if (!recruitmentStrategy) {
+      throw badRequest('recruitmentStrategy is required unless a study is duplicated or a template is used', ['recruitmentStrategy']);
+    }
+    if (body.recruitmentPanelProvider !== undefined && recruitmentStrategy !== 'EXTERNAL') {
+      throw badRequest('recruitmentPanelProvider applies only to EXTERNAL recruitment', ['recruitmentPanelProvider']);
+    }
+    const recruitmentPanelProvider =
+      recruitmentStrategy === 'EXTERNAL' ? (body.recruitmentPanelProvider ?? source?.recruitmentPanelProvider ?? 'PROVIDER_TWO') : null;
+    const plan = mergePlan(source?.plan ?? {}, body.studyPlan);
+    if (!plan.name) throw badRequest('name is required', ['studyPlan', 'name']);
+    checkDates(plan);
+
+    const teamId = body.teamId ?? source?.teamId ?? null;
+    if (body.teamId !== undefined && !(await queries.exists(db, 'teams', workspaceId, 'team_id', body.teamId))) throw notFound('Team', ['teamId']);
+    const populationId = body.populationId ?? source?.populationId ?? null;
+    if (body.populationId !== undefined && !(await queries.exists(db, 'populations', workspaceId, 'population_id', body.populationId))) {
+      throw notFound('Population', ['populationId']);
+    }
+    const ownerIds = body.owners?.userIds ?? source?.ownerIds ?? [context.userId];
+    if (body.owners) await checkOwners(db, workspaceId, ownerIds);
+
+    // A survey's screener lives on its survey platform: a copied SERVICE screener cannot follow a
+    // study whose type makes it a survey, and the other way round.
+    let screener = source?.screener && source.screener.type === screenerTypeFor(studyType) ? source.screener : null;
+    if (plan.includeScreener && !screener) {
+      screener = { type: screenerTypeFor(studyType), showSchedulerToQualified: false, qualifyByDefault: false, questions: [] };
+    }
+    plan.includeScreener = screener !== null && plan.includeScreener !== false;
+
+    const at = now(context);
+    const studyId = newId(idPrefixes.study);
+    await queries.insertStudy(db, {
+      workspace_id: workspaceId,
+      study_id: studyId,
+      study_type: studyType,
+      recruitment_strategy: recruitmentStrategy,
+      recruitment_panel_provider: recruitmentPanelProvider,
+      status: 'DRAFT',
+      plan: JSON.stringify(plan),
+      created_from_template_id: source?.templateId ?? null,
+      team_id: teamId,
+      population_id: populationId,
+      created_by_user_id: context.userId,
+      created_at: at,
+      updated_at: at,
+    });
+    await queries.insertOwners(db, workspaceId, studyId, ownerIds);
+    if (screener) await addScreener(db, workspaceId, studyId, screener, at);
+    await queries.insertStatusEvent(db, { workspaceId, studyId, from: null, to: 'DRAFT', userId: context.userId, occurredAt: at });
+    return { studyId };
+  });
+}
+
+export async function updateStudy(context: CallContext, studyId: string, patch: { studyPlan?: StudyPlanInput }) {
+  await inTransaction(context.db, async (db) => {
+    const study = await queries.lockStudy(db, context.workspaceId, studyId);
+    if (!study) throw notFound('Study', ['studyId']);
+    if (!patch.studyPlan) return;
+    const plan = mergePlan(study.plan, patch.studyPlan);
+    checkDates(plan);
+    const at = now(context);
+    if (patch.studyPlan.includeScreener === true && !(await queries.findScreenerRow(db, context.workspaceId, studyId))) {
+      await addScreener(db, context.workspaceId, studyId, { type: screenerTypeFor(study.study_type), showSchedulerToQualified: false, qualifyByDefault: false, questions: [] }, at);
+    }
+    await queries.updateStudyPlan(db, context.workspaceId, studyId, plan, at);
+  });
+  return getStudy(context, studyId);
+}
+
+/** Which status changes E5 and launch allow; CLOSED is final. */
+export function checkStatusChange(from: StudyStatus, to: StudyStatus): void {
+  if (from === to) return;
+  if (from === 'CLOSED') throw conflict('A closed study cannot change status', ['status']);
+  if (to === 'ACTIVE' && from !== 'DRAFT' && from !== 'PAUSED') throw conflict(`A ${from} study cannot be launched`, ['status']);
+}
+
+async function changeStatus(context: CallContext, studyId: string, to: StudyStatus) {
+  await inTransaction(context.db, async (db) => {
+    const study = await queries.lockStudy(db, context.workspaceId, studyId);
+    if (!study) throw notFound('Study', ['studyId']);
+    checkStatusChange(study.status, to);
+    if (study.status === to) return;
+    const at = now(context);
+    await queries.updateStudyStatus(db, context.workspaceId, studyId, to, at);
+    await queries.insertStatusEvent(db, { workspaceId: context.workspaceId, studyId, from: study.status, to, userId: context.userId, occurredAt: at });
+  });
+}
+
+export async function setStudyStatus(context: CallContext, studyId: string, to: 'PAUSED' | 'CLOSED') {
+  await changeStatus(context, studyId, to);
+  return getSummary(context, studyId);
+}
+
+export async function launchStudy(context: CallContext, studyId: string) {
+  await changeStatus(context, studyId, 'ACTIVE');
+  return getSummary(context, studyId);
+}
+
+export async function putScreener(context: CallContext, studyId: string, body: PutScreenerBody) {
+  await inTransaction(context.db, async (db) => {
+    const { workspaceId } = context;
+    const study = await queries.lockStudy(db, workspaceId, studyId);
+    if (!study) throw notFound('Study', ['studyId']);
+    if (study.study_type === 'SURVEY') throw badRequest("A survey study's screener is built on its survey platform", ['studyId']);
+    if (study.status !== 'DRAFT') throw draftStatusError();
+    const at = now(context);
+    const existing = await queries.findScreenerRow(db, workspaceId, studyId);
+    const settings = {
+      showSchedulerToQualified: body.showSchedulerToQualified ?? existing?.show_scheduler_to_qualified ?? false,
+      qualifyByDefault: body.qualifyByDefault ?? existing?.qualify_by_default ?? false,
+    };
+    const questions = body.questions.map((question) => ({
+      ...question,
+      category: question.category ?? 'simple',
+      isRequired: question.isRequired ?? false,
+      questionId: newId(idPrefixes.question),
+    }));
+    if (existing) {
+      await queries.updateScreenerSettings(db, workspaceId, existing.screener_id, { ...settings, at });
+      await queries.replaceQuestions(db, workspaceId, existing.screener_id, questions);
+    } else {
+      await addScreener(db, workspaceId, studyId, { type: 'SERVICE', ...settings, questions }, at);
+    }
+    await queries.updateStudyPlan(db, workspaceId, studyId, { ...study.plan, includeScreener: true }, at);
+  });
+  const study = await queries.findStudy(context.db, context.workspaceId, studyId, true);
+  return presentScreener(study!.screener!);
+}
+
+export async function deleteScreener(context: CallContext, studyId: string) {
+  await inTransaction(context.db, async (db) => {
+    const { workspaceId } = context;
+    const study = await queries.lockStudy(db, workspaceId, studyId);
+    if (!study) throw notFound('Study', ['studyId']);
+    if (study.study_type === 'SURVEY') throw badRequest('Screeners of survey studies cannot be deleted', ['studyId']);
+    if (study.status !== 'DRAFT') throw draftStatusError();
+    const screener = await queries.findScreenerRow(db, workspaceId, studyId);
+    if (!screener) throw notFound('Screener', ['studyId']);
+    if (screener.type !== 'SERVICE') throw badRequest('Only screeners of type SERVICE can be deleted', ['studyId']);
+    await queries.deleteScreener(db, workspaceId, studyId);
+    await queries.updateStudyPlan(db, workspaceId, studyId, { ...study.plan, includeScreener: false }, now(context));
+  });
+  return { success: true, studyId };
+}
+
+function presentTemplate(template: NonNullable<Awaited<ReturnType<typeof queries.findTemplate>>>) {
+  const { plan, screener, ...rest } = template;
+  return { ...rest, createdAt: iso(template.createdAt), studyPlan: presentPlan(plan), hasScreener: screener !== null };
+}
+
+export async function createTemplate(context: CallContext, body: { studyId: string; name: string }) {
+  const templateId = newId(idPrefixes.studyTemplate);
+  await inTransaction(context.db, async (db) => {
+    const study = await queries.lockStudy(db, context.workspaceId, body.studyId);
+    if (!study) throw notFound('Study', ['studyId']);
+    await queries.insertTemplate(db, {
+      workspace_id: context.workspaceId,
+      study_template_id: templateId,
+      name: body.name,
+      study_type: study.study_type,
+      recruitment_strategy: study.recruitment_strategy,
+      recruitment_panel_provider: study.recruitment_panel_provider,
+      plan: JSON.stringify(study.plan),
+      screener: JSON.stringify(await queries.findScreenerForCopy(db, context.workspaceId, body.studyId)),
+      created_from_study_id: body.studyId,
+      created_by_user_id: context.userId,
+      created_at: now(context),
+    });
+  });
+  return getTemplate(context, templateId);
+}
+
+export async function getTemplate(context: CallContext, templateId: string) {
+  const template = await queries.findTemplate(context.db, context.workspaceId, templateId);
+  if (!template) throw notFound('Study template', ['studyTemplateId']);
+  return presentTemplate(template);
+}
+
+export async function listTemplates(context: CallContext, afterTemplateId: string | undefined, size: number) {
+  const { rows, total } = await queries.listTemplates(context.db, context.workspaceId, afterTemplateId, size);
+  return { rows: rows.slice(0, size).map(presentTemplate), hasNextPage: rows.length > size, total };
+}
+
+export { ApiError };

@@ -1,0 +1,85 @@
+import type { Kysely } from 'kysely';
+import type { DB, UserRole } from '../../db/schema.js';
+
+export type Executor = Kysely<DB>;
+
+export interface TokenOwner {
+  workspaceId: string;
+  userId: string;
+  tokenId: string;
+  role: UserRole;
+  status: 'INVITED' | 'ACTIVE' | 'DEACTIVATED';
+  canReadPersonalData: boolean;
+  canReadScreeners: boolean;
+}
+
+export async function findTokenOwner(db: Executor, workspaceId: string, digest: string): Promise<TokenOwner | undefined> {
+  return db
+    .selectFrom('api_tokens as t')
+    .innerJoin('users as u', (join) => join.onRef('u.workspace_id', '=', 't.workspace_id').onRef('u.user_id', '=', 't.user_id'))
+    .where('t.workspace_id', '=', workspaceId)
+    .where('t.token_digest', '=', digest)
+    .where('t.revoked_at', 'is', null)
+    .select([
+      't.workspace_id as workspaceId',
+      'u.user_id as userId',
+      't.token_id as tokenId',
+      'u.role',
+      'u.status',
+      't.can_read_personal_data as canReadPersonalData',
+      't.can_read_screeners as canReadScreeners',
+    ])
+    .executeTakeFirst();
+}
+
+export async function findUserWithTeams(db: Executor, workspaceId: string, userId: string) {
+  const user = await db
+    .selectFrom('users as u')
+    .innerJoin('workspaces as w', 'w.workspace_id', 'u.workspace_id')
+    .where('u.workspace_id', '=', workspaceId)
+    .where('u.user_id', '=', userId)
+    .select([
+      'u.user_id as userId',
+      'u.workspace_id as workspaceId',
+      'w.slug as workspaceSlug',
+      'u.fullname',
+      'u.email',
+      'u.job_role as jobRole',
+      'u.profile_pic as profilePic',
+      'u.status',
+      'u.seat',
+      'u.role',
+    ])
+    .executeTakeFirst();
+  if (!user) return undefined;
+  const teams = await db
+    .selectFrom('team_members as m')
+    .innerJoin('teams as t', (join) => join.onRef('t.workspace_id', '=', 'm.workspace_id').onRef('t.team_id', '=', 'm.team_id'))
+    .where('m.workspace_id', '=', workspaceId)
+    .where('m.user_id', '=', userId)
+    .select(['t.team_id as teamId', 't.name'])
+    .orderBy('t.name')
+    .orderBy('t.team_id')
+    .execute();
+  return { ...user, teams };
+}
+
+export async function listTeams(db: Executor, workspaceId: string) {
+  return db
+    .selectFrom('teams')
+    .where('workspace_id', '=', workspaceId)
+    .select(['team_id as teamId', 'name'])
+    .orderBy('name')
+    .orderBy('team_id')
+    .execute();
+}
+
+export async function findUsers(db: Executor, workspaceId: string, userIds: string[]) {
+  if (userIds.length === 0) return [];
+  return db
+    .selectFrom('users')
+    .where('workspace_id', '=', workspaceId)
+    .where('user_id', 'in', userIds)
+    .select(['user_id as userId', 'status'])
+    .execute();
+}

@@ -1,0 +1,137 @@
+import type { Kysely } from 'kysely';
+import type { DB, UserRole, UsersTable } from '../../db/schema.js';
+import { inTransaction } from '../../db/transaction.js';
+import { generateToken } from '../../http/tokens.js';
+import { idPrefixes, newId } from '../../ids.js';
+
+/** Workspace administration: what the CLI does, and what tests and the demo seed build on. */
+
+export class AdminError extends Error {}
+
+function slugify(name: string): string {
+  const base = name
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40);
+  return base || 'workspace';
+}
+
+export interface NewUser {
+  workspaceId: string;
+  email: string;
+  role: UserRole;
+  fullName?: string;
+  seat?: UsersTable['seat'];
+  teams?: string[];
+  status?: UsersTable['status'];
+  jobRole?: string;
+}
+
+export async function createUser(db: Kysely<DB>, user: NewUser, at: Date = new Date()): Promise<{ userId: string }> {
+  return inTransaction(db, async (trx) => {
+    const workspace = await trx.selectFrom('workspaces').where('workspace_id', '=', user.workspaceId).select('workspace_id').executeTakeFirst();
+    if (!workspace) throw new AdminError(`Workspace ${user.workspaceId} not found`);
+    const taken = await trx
+      .selectFrom('users')
+      .where('workspace_id', '=', user.workspaceId)
+      .where((eb) => eb(eb.fn('lower', ['email']), '=', user.email.toLowerCase()))
+      .select('user_id')
+      .executeTakeFirst();
+    if (taken) throw new AdminError(`A user with email ${user.email} already exists in this workspace`);
+    const userId = newId(idPrefixes.user);
+    const iso = at.toISOString();
+    await trx
+      .insertInto('users')
+      .values({
+        workspace_id: user.workspaceId,
+        user_id: userId,
+        email_account_id: newId(idPrefixes.emailAccount),
+        email: user.email,
+        fullname: user.fullName ?? user.email.split('@')[0]!,
+        job_role: user.jobRole ?? '',
+        status: user.status ?? 'ACTIVE',
+        seat: user.seat ?? null,
+        role: user.role,
+        created_at: iso,
+        updated_at: iso,
+      })
+      .execute();
+    for (const teamName of user.teams ?? []) {
+      const teamId = await ensureTeam(trx, user.workspaceId, teamName, iso);
+      await trx.insertInto('team_members').values({ workspace_id: user.workspaceId, team_id: teamId, user_id: userId }).execute();
+    }
+    return { userId };
+  });
+}
+
+/** The team of that name (case-insensitive), created if the workspace has none. */
+export async function ensureTeam(db: Kysely<DB>, workspaceId: string, name: string, at: string): Promise<string> {
+  const existing = await db
+    .selectFrom('teams')
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()))
+    .select('team_id')
+    .executeTakeFirst();
+  if (existing) return existing.team_id;
+  const teamId = newId(idPrefixes.team);
+  await db.insertInto('teams').values({ workspace_id: workspaceId, team_id: teamId, name, created_at: at }).execute();
+  return teamId;
+}
+
+export interface TokenRights {
+  canReadPersonalData?: boolean;
+  canReadScreeners?: boolean;
+}
+
+/** A new token for the user. The token is returned once; only its digest is stored. */
+export async function createToken(db: Kysely<DB>, workspaceId: string, userId: string, rights: TokenRights = {}, at: Date = new Date()) {
+  const user = await db.selectFrom('users').where('workspace_id', '=', workspaceId).where('user_id', '=', userId).select('user_id').executeTakeFirst();
+  if (!user) throw new AdminError(`User ${userId} not found`);
+  const { token, digest } = generateToken(workspaceId);
+  const tokenId = newId(idPrefixes.token);
+  await db
+    .insertInto('api_tokens')
+    .values({
+      workspace_id: workspaceId,
+      token_id: tokenId,
+      user_id: userId,
+      token_digest: digest,
+      can_read_personal_data: rights.canReadPersonalData ?? true,
+      can_read_screeners: rights.canReadScreeners ?? true,
+      created_at: at.toISOString(),
+      revoked_at: null,
+    })
+    .execute();
+  return { token, tokenId };
+}
+
+/** The user's workspace, found from the user id alone (the CLI's `token create --user`). */
+export async function findUserWorkspace(db: Kysely<DB>, userId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('users').where('user_id', '=', userId).select('workspace_id').executeTakeFirst();
+  return row?.workspace_id;
+}
+
+export async function createWorkspace(
+  db: Kysely<DB>,
+  input: { name: string; email: string; fullName?: string },
+  at: Date = new Date(),
+): Promise<{ workspaceId: string; userId: string; token: string }> {
+  const workspaceId = newId(idPrefixes.workspace);
+  const slug = `${slugify(input.name)}-${workspaceId.slice(-6).toLowerCase()}`;
+  await db.insertInto('workspaces').values({ workspace_id: workspaceId, name: input.name, slug, created_at: at.toISOString() }).execute();
+  const { userId } = await createUser(db, { workspaceId, email: input.email, role: 'SUPER_ADMIN', fullName: input.fullName, seat: 'RESEARCHER_PAID' }, at);
+  const { token } = await createToken(db, workspaceId, userId, {}, at);
+  return { workspaceId, userId, token };
+}
+
+export async function setUserStatus(db: Kysely<DB>, workspaceId: string, userId: string, status: UsersTable['status'], at: Date = new Date()) {
+  const result = await db
+    .updateTable('users')
+    .set({ status, updated_at: at.toISOString() })
+    .where('workspace_id', '=', workspaceId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  if (result.numUpdatedRows === 0n) throw new AdminError(`User ${userId} not found`);
+}

@@ -1,0 +1,122 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
+import type { Kysely } from 'kysely';
+import type { DB, UserRole } from '../db/schema.js';
+import { findTokenOwner } from '../families/users/queries.js';
+import { ApiError, sendError } from './errors.js';
+import type { RateLimitDecision, RateLimiter } from './rate-limit.js';
+import { type Right, roleHasRight } from './rights.js';
+import { digestToken, parseToken } from './tokens.js';
+
+/** Who is calling: the token's user, its workspace and what the token may see. */
+export interface Principal {
+  workspaceId: string;
+  userId: string;
+  tokenId: string;
+  role: UserRole;
+  canReadPersonalData: boolean;
+  canReadScreeners: boolean;
+}
+
+export interface RouteAccess {
+  /** The right the operation requires; absent on public routes. */
+  right?: Right;
+  public?: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | undefined;
+  }
+  interface FastifyContextConfig {
+    right?: Right;
+    public?: boolean;
+  }
+}
+
+/**
+ * Token → principal, remembered for a few seconds so that authentication costs no database
+ * round trip on a hot path. A deactivation or revocation made through this process is seen at
+ * once (invalidate); one made elsewhere within the cache's lifetime (AUTH_CACHE_SECONDS).
+ */
+export class PrincipalCache {
+  private readonly cache: LRUCache<string, Principal>;
+  constructor(ttlSeconds: number) {
+    this.cache = new LRUCache({ max: 50_000, ttl: Math.max(1, ttlSeconds * 1000), ttlAutopurge: false });
+    this.enabled = ttlSeconds > 0;
+  }
+  private readonly enabled: boolean;
+  get(digest: string) {
+    return this.enabled ? this.cache.get(digest) : undefined;
+  }
+  set(digest: string, principal: Principal) {
+    if (this.enabled) this.cache.set(digest, principal);
+  }
+  invalidateUser(workspaceId: string, userId: string) {
+    for (const [digest, principal] of this.cache.entries()) {
+      if (principal.workspaceId === workspaceId && principal.userId === userId) this.cache.delete(digest);
+    }
+  }
+  clear() {
+    this.cache.clear();
+  }
+}
+
+export async function resolvePrincipal(db: Kysely<DB>, cache: PrincipalCache, authorization: string | undefined): Promise<Principal | undefined> {
+  if (!authorization) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  if (!match) return undefined;
+  const token = match[1]!;
+  const parsed = parseToken(token);
+  if (!parsed) return undefined;
+  const digest = digestToken(token);
+  const cached = cache.get(digest);
+  if (cached) return cached;
+  const owner = await findTokenOwner(db, parsed.workspaceId, digest);
+  if (!owner || owner.status === 'DEACTIVATED') return undefined;
+  const principal: Principal = {
+    workspaceId: owner.workspaceId,
+    userId: owner.userId,
+    tokenId: owner.tokenId,
+    role: owner.role,
+    canReadPersonalData: owner.canReadPersonalData,
+    canReadScreeners: owner.canReadScreeners,
+  };
+  cache.set(digest, principal);
+  return principal;
+}
+
+function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision) {
+  reply.header('X-RateLimit-Limit', decision.limit);
+  reply.header('X-RateLimit-Remaining', decision.remaining);
+  reply.header('X-RateLimit-Reset', decision.resetEpochSeconds);
+}
+
+/**
+ * The one mechanism that guards every route: authenticate, draw on the rate-limit budget
+ * (the token's, or the client address's for a bad token, so guessing tokens is slow), then
+ * check the route's declared right.
+ */
+export function installAuthentication(app: FastifyInstance, deps: { db: Kysely<DB>; cache: PrincipalCache; limiter: RateLimiter }) {
+  app.decorateRequest('principal', undefined);
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const config = request.routeOptions.config;
+    if (!request.routeOptions.url || config.public || !config.right) return;
+    const principal = await resolvePrincipal(deps.db, deps.cache, request.headers.authorization);
+    const decision = await deps.limiter.consume(principal ? `token:${principal.tokenId}` : `address:${request.ip}`);
+    setRateLimitHeaders(reply, decision);
+    if (!decision.allowed) {
+      reply.header('Retry-After', decision.retryAfterSeconds);
+      return sendError(reply, new ApiError('TOO_MANY_REQUESTS'));
+    }
+    if (!principal) return sendError(reply, new ApiError('UNAUTHORIZED'));
+    if (!roleHasRight(principal.role, config.right)) return sendError(reply, new ApiError('FORBIDDEN'));
+    request.principal = principal;
+  });
+}
+
+/** The principal of an authenticated route; a route without a right has none. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new Error(`Route ${request.routeOptions.url} read a principal it does not authenticate`);
+  return request.principal;
+}

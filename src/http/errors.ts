@@ -1,0 +1,110 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/** One item of the contract's validation-style error body. */
+export interface ErrorItem {
+  message: string;
+  path: string[];
+}
+
+/**
+ * The error catalogue: every error the service answers with on purpose, its status and the
+ * shape of its body. Handlers and services throw ApiError; one handler turns it into a reply.
+ */
+export const errorCatalogue = {
+  VALIDATION: { status: 400, body: 'errors' },
+  BAD_REQUEST_MESSAGE: { status: 400, body: 'message' },
+  UNAUTHORIZED: { status: 401, body: 'plain', text: 'Unauthorized' },
+  FORBIDDEN: { status: 403, body: 'plain', text: 'Forbidden' },
+  NOT_FOUND: { status: 404, body: 'errors' },
+  CONFLICT: { status: 409, body: 'errors' },
+  PAYLOAD_TOO_LARGE: { status: 413, body: 'errors' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, body: 'errors' },
+  TOO_MANY_REQUESTS: { status: 429, body: 'plain', text: 'Too Many Requests' },
+  INTERNAL: { status: 500, body: 'plain', text: 'Internal Server Error' },
+  UNAVAILABLE: { status: 503, body: 'plain', text: 'Service Unavailable' },
+} as const;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export class ApiError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    readonly items: ErrorItem[] = [],
+    message?: string,
+  ) {
+    super(message ?? items[0]?.message ?? code);
+  }
+
+  get status(): number {
+    return errorCatalogue[this.code].status;
+  }
+}
+
+export const badRequest = (message: string, path: string[]) => new ApiError('VALIDATION', [{ message, path }]);
+export const notFound = (resource: string, path: string[]) =>
+  new ApiError('NOT_FOUND', [{ message: `${resource} not found`, path }]);
+export const conflict = (message: string, path: string[]) => new ApiError('CONFLICT', [{ message, path }]);
+export const draftStatusError = () => conflict('Study is not in draft status', ['studyId']);
+
+export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  const entry = errorCatalogue[error.code];
+  reply.code(entry.status);
+  if (entry.body === 'plain') return reply.type('text/plain; charset=utf-8').send(entry.text);
+  if (entry.body === 'message') return reply.type('application/json; charset=utf-8').send({ message: error.message });
+  return reply.type('application/json; charset=utf-8').send({ errors: error.items });
+}
+
+interface AjvLikeError {
+  instancePath?: string;
+  keyword?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+const contextLocation: Record<string, string> = { body: 'body', params: 'path', querystring: 'query', headers: 'header' };
+
+/** An Ajv error as the contract's {message, path}: path from the body's root, array indexes as strings. */
+export function validationItem(error: AjvLikeError, context: string | undefined): ErrorItem {
+  const path = (error.instancePath ?? '')
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const params = error.params ?? {};
+  let message = error.message ?? 'is invalid';
+  if (error.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
+    path.push(params.additionalProperty);
+    message = 'is not a known field';
+  } else if (error.keyword === 'required' && typeof params.missingProperty === 'string') {
+    path.push(params.missingProperty);
+    message = 'is required';
+  }
+  const where = contextLocation[context ?? 'body'] ?? 'body';
+  if (path.length === 0) return { message: `${where === 'body' ? 'The request body' : 'The request'} ${message}`, path };
+  return { message: `${path.at(-1)} ${message}`, path };
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof ApiError) {
+      if (error.status >= 500) request.log.error({ err: error }, 'request failed');
+      return sendError(reply, error);
+    }
+    if (error.validation) {
+      const items = error.validation.map((item) => validationItem(item as AjvLikeError, error.validationContext));
+      return sendError(reply, new ApiError('VALIDATION', items));
+    }
+    const status = error.statusCode ?? 500;
+    if (status === 413) return sendError(reply, new ApiError('PAYLOAD_TOO_LARGE', [{ message: 'The request body is too large', path: [] }]));
+    if (status === 415) {
+      return sendError(reply, new ApiError('UNSUPPORTED_MEDIA_TYPE', [{ message: `Unsupported content type ${request.headers['content-type'] ?? ''}`.trim(), path: [] }]));
+    }
+    if (status >= 400 && status < 500) {
+      // Fastify's own client errors: malformed JSON, empty JSON body, bad content length.
+      return sendError(reply, new ApiError('VALIDATION', [{ message: error.message.replace(/^FST_\w+: /, ''), path: [] }]));
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return sendError(reply, new ApiError('INTERNAL'));
+  });
+
+  app.setNotFoundHandler((_request, reply) => reply.code(404).type('text/plain; charset=utf-8').send('Not Found'));
+}

@@ -1,0 +1,106 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import { ErrorBody, PageInfo, plainText } from './schemas.js';
+import { rolesWithRight } from './rights.js';
+
+export const apiPrefix = '/v1';
+
+export const tags = [
+  { name: 'Studies', description: 'Studies: create, read, update, launch, pause and close; screeners and templates.' },
+  { name: 'Users', description: 'The authenticated user.' },
+  { name: 'Teams', description: 'Teams of the workspace.' },
+  { name: 'Service', description: 'Health and the API description (no token needed).' },
+];
+
+const rateLimitHeaders = {
+  'X-RateLimit-Limit': { type: 'integer', description: 'Requests allowed per window for this token.' },
+  'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left in the current window.' },
+  'X-RateLimit-Reset': { type: 'integer', description: 'Unix epoch seconds when the budget refills.' },
+};
+
+const plainErrors = {
+  401: plainText('Unauthorized: the token is missing, unknown, revoked, or its user is deactivated.', 'Unauthorized'),
+  403: plainText("Forbidden: the token's role lacks the right this operation requires.", 'Forbidden'),
+  429: {
+    ...plainText('Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds.', 'Too Many Requests'),
+    headers: { ...rateLimitHeaders, 'Retry-After': { type: 'integer', description: 'Seconds until the budget refills.' } },
+  },
+  500: plainText('Internal Server Error: a bug; the body never carries details, the log does.', 'Internal Server Error'),
+};
+
+declare module 'fastify' {
+  interface FastifySchema {
+    'x-reference-id'?: string;
+    'x-required-right'?: string;
+    'x-roles'?: string[];
+  }
+}
+
+/**
+ * Completes every route's schema from what the route declares, so that the OpenAPI document
+ * cannot drift from what is enforced: the security scheme, the right and the roles holding it,
+ * the plain 401/403/429/500 answers and the rate-limit headers on every authenticated response.
+ */
+const enriched = new WeakSet<object>();
+const statusDescriptions: Record<string, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content' };
+
+export function enrichRouteSchema(route: RouteOptions): void {
+  const schema = route.schema;
+  // Fastify also announces the HEAD twin of every GET route, with the same schema object.
+  if (!schema || schema.hide || enriched.has(schema)) return;
+  enriched.add(schema);
+  const right = route.config?.right;
+  if (!right) {
+    schema.security = [];
+    return;
+  }
+  const roles = rolesWithRight(right);
+  schema.security = [{ bearerAuth: [] }];
+  schema['x-required-right'] = right;
+  schema['x-roles'] = roles;
+  const referenceNote = schema['x-reference-id'] ? `Reference operation ${schema['x-reference-id']}. ` : '';
+  schema.description = `${schema.description ? `${schema.description}\n\n` : ''}${referenceNote}Requires the right \`${right}\` (roles: ${roles.join(', ')}).`;
+  const responses = { ...(schema.response as Record<string, Record<string, unknown>> | undefined) };
+  for (const [status, response] of Object.entries(responses)) {
+    if (!response.content) responses[status] = { description: statusDescriptions[status] ?? 'Response', ...response, headers: rateLimitHeaders };
+  }
+  for (const [status, response] of Object.entries(plainErrors)) {
+    if (!responses[status]) responses[status] = { ...response, headers: { ...rateLimitHeaders, ...(response as { headers?: object }).headers } };
+  }
+  schema.response = responses;
+}
+
+export async function registerOpenApi(app: FastifyInstance, options: { publicUrl?: string }): Promise<void> {
+  app.addSchema(ErrorBody);
+  app.addSchema(PageInfo);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Participant recruitment and research operations API',
+        version: '1.0',
+        description:
+          'The public API v1 of a self-hostable participant-recruitment and research-operations service. ' +
+          'Every operation except the service routes needs `Authorization: Bearer <token>`; data is scoped to the ' +
+          "token's workspace. Errors: 400/404/409 carry `{errors:[{message,path}]}`; 401, 403, 429 and 500 are text/plain.",
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
+      servers: [{ url: `${options.publicUrl ?? 'http://127.0.0.1:8080'}${apiPrefix}`, description: 'This service' }],
+      tags,
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from `cli token create` or `cli workspace create`.' } } },
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json.$id === 'string' ? json.$id : `def-${index}`),
+    },
+    transform: ({ schema, url }) => ({ schema: schema as never, url: url.startsWith(apiPrefix) ? url.slice(apiPrefix.length) : url }),
+  });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true },
+    staticCSP: true,
+    transformSpecification: (document) => document,
+  });
+}
+
+export { plainText };

@@ -1,0 +1,69 @@
+import type { UserRole } from '../db/schema.js';
+
+/**
+ * The rights an operation can require. Each route declares exactly one (or none, for public
+ * routes) in its `config.right`; the auth hook enforces it and the OpenAPI description shows it.
+ */
+export const allRights = [
+  'studies:read',
+  'studies:write',
+  'screeners:write',
+  'templates:write',
+  'users:read',
+  'people:read',
+  'people:write',
+  'people:delete',
+  'properties:read',
+  'properties:write',
+  'populations:read',
+  'populations:write',
+  'imports:write',
+  'participants:read',
+  'participants:write',
+  'incentives:read',
+  'incentives:write',
+  'signups:read',
+  'signups:write',
+  'events:read',
+] as const;
+
+export type Right = (typeof allRights)[number];
+
+export const allRoles: readonly UserRole[] = [
+  'SUPER_ADMIN',
+  'OPS_MANAGER',
+  'RESEARCHER',
+  'DEVELOPER',
+  'COLLABORATOR',
+  'CUSTOM',
+  'OBSERVER',
+];
+
+const readRights = allRights.filter((right) => right.endsWith(':read'));
+const except = (...excluded: Right[]) => allRights.filter((right) => !excluded.includes(right));
+
+/**
+ * Which role may do what. OBSERVER reads only; CUSTOM roles are configured in the product's
+ * interface and act as OBSERVER over the API. SUPER_ADMIN may do everything.
+ */
+export const rightsByRole: Record<UserRole, readonly Right[]> = {
+  SUPER_ADMIN: allRights,
+  // Runs the panel: everything, as SUPER_ADMIN (workspace administration is CLI-only today).
+  OPS_MANAGER: allRights,
+  // Runs studies and pays participants; leaves the panel's schema and erasure to ops.
+  RESEARCHER: except('properties:write', 'people:delete', 'imports:write'),
+  // Integrates systems: manages panel data and studies, but moves no money.
+  DEVELOPER: except('incentives:write'),
+  // Helps on studies: notes, participants and screeners, nothing workspace-wide.
+  COLLABORATOR: [...readRights, 'studies:write', 'screeners:write', 'participants:write'],
+  CUSTOM: readRights,
+  OBSERVER: readRights,
+};
+
+export function rolesWithRight(right: Right): UserRole[] {
+  return allRoles.filter((role) => rightsByRole[role].includes(right));
+}
+
+export function roleHasRight(role: UserRole, right: Right): boolean {
+  return rightsByRole[role].includes(right);
+}

@@ -1,0 +1,76 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifyInstance, FastifySchema } from 'fastify';
+
+// ajv-formats ships CommonJS with a default export.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+function makeAjv(coerceTypes: boolean | 'array'): Ajv {
+  const ajv = new Ajv({
+    // The contract refuses unknown fields; Fastify's default would strip them silently.
+    removeAdditional: false,
+    useDefaults: true,
+    coerceTypes,
+    allErrors: false,
+    strict: false,
+  });
+  addFormats(ajv);
+  return ajv;
+}
+
+function findNul(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const found = findNul(value[index], `${path}/${index}`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (value && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      const found = findNul(item, `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Request validation: bodies are JSON and checked strictly (no type coercion: "5" is not 5);
+ * path and query parameters are text and coerced to their declared types. Strings containing
+ * NUL are refused everywhere, since PostgreSQL cannot store them.
+ */
+export function installValidation(app: FastifyInstance): void {
+  const bodyAjv = makeAjv(false);
+  const parameterAjv = makeAjv('array');
+  const sharedAdded = new WeakSet<Ajv>();
+
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    const ajv = httpPart === 'body' ? bodyAjv : parameterAjv;
+    if (!sharedAdded.has(ajv)) {
+      for (const shared of Object.values(app.getSchemas())) {
+        const id = (shared as { $id?: string }).$id;
+        if (id && !ajv.getSchema(id)) ajv.addSchema(shared as object);
+      }
+      sharedAdded.add(ajv);
+    }
+    const validate: ValidateFunction = ajv.compile(schema as FastifySchema);
+    const withNulCheck = (data: unknown) => {
+      if (!validate(data)) {
+        withNulCheck.errors = validate.errors;
+        return false;
+      }
+      const nulPath = findNul(data, '');
+      if (nulPath !== undefined) {
+        const error: ErrorObject = { instancePath: nulPath, keyword: 'nul', schemaPath: '', params: {}, message: 'must not contain the NUL character' };
+        withNulCheck.errors = [error];
+        return false;
+      }
+      withNulCheck.errors = null;
+      return true;
+    };
+    withNulCheck.errors = null as ErrorObject[] | null | undefined;
+    return withNulCheck;
+  });
+}

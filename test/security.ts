@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { setUserStatus } from '../src/families/workspaces/service.js';
+import type { Right } from '../src/http/rights.js';
+import { allRoles, roleHasRight } from '../src/http/rights.js';
+import { call, createTenant, type Tenant, type TestService } from './harness.js';
+
+export interface SecuredRequest {
+  url: string;
+  body?: unknown;
+  query?: Record<string, string>;
+}
+
+export interface SecurityCase {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** The right the route must require. */
+  right: Right;
+  /** Builds a valid request against resources of `tenant` (created here if the route addresses one). */
+  request(tenant: Tenant, service: TestService): Promise<SecuredRequest>;
+  /** The route addresses a resource of the workspace: another workspace's token must get 404. */
+  addressesResource: boolean;
+}
+
+/**
+ * The security cases every authenticated route must pass: no token, a malformed or unknown
+ * token, a deactivated user, every role without the right (403) and with it (not 403), and
+ * another workspace's token (404 for addressed resources).
+ */
+export function describeSecurity(name: string, service: () => TestService, spec: SecurityCase) {
+  describe(`${name}: security`, () => {
+    const send = (request: SecuredRequest, token?: string) =>
+      call(service(), spec.method, request.url, { token, body: request.body, query: request.query });
+
+    it('refuses a request without a token (401, plain text, rate-limit headers)', async () => {
+      const tenant = await createTenant(service());
+      const response = await send(await spec.request(tenant, service()));
+      expect(response.statusCode).toBe(401);
+      expect(response.headers['content-type']).toMatch(/^text\/plain/);
+      expect(response.body).toBe('Unauthorized');
+      expect(response.headers['x-ratelimit-limit']).toBeDefined();
+      expect(response.headers['x-ratelimit-remaining']).toBeDefined();
+      expect(response.headers['x-ratelimit-reset']).toBeDefined();
+    });
+
+    it('refuses a malformed, unknown or tampered token (401)', async () => {
+      const tenant = await createTenant(service());
+      const request = await spec.request(tenant, service());
+      const tampered = tenant.token.slice(0, -2) + (tenant.token.endsWith('AA') ? 'BB' : 'AA');
+      for (const token of ['nonsense', tampered, `rk_${tenant.workspaceId}_${'A'.repeat(43)}`]) {
+        const response = await send(request, token);
+        expect(response.statusCode, token).toBe(401);
+        expect(response.body).toBe('Unauthorized');
+      }
+    });
+
+    it("refuses a deactivated user's token (401)", async () => {
+      const tenant = await createTenant(service());
+      const request = await spec.request(tenant, service());
+      const { token, userId } = await tenant.tokenFor('SUPER_ADMIN');
+      await setUserStatus(service().deps.db, tenant.workspaceId, userId, 'DEACTIVATED');
+      service().deps.principals.invalidateUser(tenant.workspaceId, userId);
+      const response = await send(request, token);
+      expect(response.statusCode).toBe(401);
+    });
+
+    it(`enforces the right ${spec.right} for every role`, async () => {
+      for (const role of allRoles) {
+        const tenant = await createTenant(service());
+        const request = await spec.request(tenant, service());
+        const { token } = await tenant.tokenFor(role);
+        const response = await send(request, token);
+        if (roleHasRight(role, spec.right)) {
+          expect([401, 403], `${role} holds ${spec.right}`).not.toContain(response.statusCode);
+        } else {
+          expect(response.statusCode, `${role} lacks ${spec.right}`).toBe(403);
+          expect(response.body).toBe('Forbidden');
+        }
+      }
+    });
+
+    if (spec.addressesResource) {
+      it("answers another workspace's token with 404, as if the resource did not exist", async () => {
+        const owner = await createTenant(service());
+        const stranger = await createTenant(service(), 'Other workspace');
+        const request = await spec.request(owner, service());
+        const response = await send(request, stranger.token);
+        expect(response.statusCode).toBe(404);
+        expect(response.json()).toMatchObject({ errors: [{ message: expect.stringMatching(/ not found$/) }] });
+      });
+    }
+  });
+}
