@@ -1,20 +1,38 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { sql } from 'kysely';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string | undefined;
+  }
+}
 
 /**
- * On PostgreSQL every test file shares one freshly migrated database (tests isolate themselves
- * by workspace, as tenants do). On the embedded store each file opens its own in-memory one.
+ * On PostgreSQL each test run gets a database of its own (created beside DATABASE_URL's, dropped
+ * at the end), migrated once; test files share it and isolate themselves by workspace, as
+ * tenants do. On the embedded store each file opens its own in-memory database.
  */
-export async function setup() {
-  const databaseUrl = process.env.DATABASE_URL;
-  if (!databaseUrl) return;
-  const database = await openDatabase({ databaseUrl, poolSize: 1 });
-  try {
-    await sql`drop schema if exists public cascade`.execute(database.db);
-    await sql`create schema public`.execute(database.db);
-    await migrateToLatest(database.db);
-  } finally {
-    await database.close();
+export async function setup(project: TestProject) {
+  const baseUrl = process.env.DATABASE_URL;
+  if (!baseUrl) {
+    project.provide('databaseUrl', undefined);
+    return;
   }
+  const name = `test_run_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  const admin = await openDatabase({ databaseUrl: baseUrl, poolSize: 1 });
+  await sql`create database ${sql.id(name)}`.execute(admin.db);
+  const runUrl = new URL(baseUrl);
+  runUrl.pathname = `/${name}`;
+  const run = await openDatabase({ databaseUrl: runUrl.toString(), poolSize: 1 });
+  await migrateToLatest(run.db);
+  await run.close();
+  project.provide('databaseUrl', runUrl.toString());
+
+  return async () => {
+    await sql`drop database if exists ${sql.id(name)} with (force)`.execute(admin.db);
+    await admin.close();
+  };
 }

@@ -1,4 +1,5 @@
 import type { LightMyRequestResponse } from 'fastify';
+import { inject } from 'vitest';
 import { type BuildOptions, buildService, type Service } from '../src/app.js';
 import { createClock } from '../src/clock.js';
 import { type Config, loadConfig } from '../src/config.js';
@@ -6,7 +7,9 @@ import { type Database, openDatabase } from '../src/db/database.js';
 import type { UserRole } from '../src/db/schema.js';
 import { createToken, createUser, createWorkspace, type TokenRights } from '../src/families/workspaces/service.js';
 
-export const storeKind = process.env.DATABASE_URL ? 'postgres' : 'embedded';
+/** The run's own PostgreSQL database (see global-setup.ts), or undefined for the embedded store. */
+export const testDatabaseUrl: string | undefined = inject('databaseUrl');
+export const storeKind = testDatabaseUrl ? 'postgres' : 'embedded';
 
 export interface TestService extends Service {
   database: Database;
@@ -17,10 +20,10 @@ export interface TestService extends Service {
 /** A service on a fresh embedded database, or on the shared PostgreSQL test database. */
 export async function startTestService(overrides: Partial<Config> = {}, options: Partial<BuildOptions> = {}): Promise<TestService> {
   const config = loadConfig(
-    { ...process.env, LOG_LEVEL: 'silent' },
+    { ...process.env, DATABASE_URL: testDatabaseUrl ?? '', REDIS_URL: '', LOG_LEVEL: 'silent' },
     { testHelpers: true, rateLimitMax: 100_000, ...overrides },
   );
-  const database = await openDatabase({ databaseUrl: process.env.DATABASE_URL, inMemory: true, poolSize: 5 });
+  const database = await openDatabase({ databaseUrl: testDatabaseUrl, inMemory: true, poolSize: 5 });
   const service = await buildService({ config, database, clock: createClock(), logger: false, ...options });
   return {
     ...service,
