@@ -1,31 +1,39 @@
 import { randomBytes } from 'node:crypto';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+const RANDOM_BITS = 80n;
+const RANDOM_LIMIT = 1n << RANDOM_BITS;
+
+function encode(value: bigint, length: number): string {
+  let text = '';
+  for (let i = 0; i < length; i++) {
+    text = CROCKFORD[Number(value & 31n)] + text;
+    value >>= 5n;
+  }
+  return text;
+}
+
+let lastTime = -1;
+let lastRandom = 0n;
 
 /**
  * Opaque identifiers: a readable prefix and a ULID (48-bit millisecond time, 80 random bits,
- * Crockford base32). Time-ordered, so keyset pages over ids follow creation order.
+ * Crockford base32). Time-ordered, so keyset pages over ids follow creation order; within one
+ * process they are strictly increasing (a second id in the same millisecond increments the
+ * random part), so "newest first" is exact for ids one instance made.
  */
 export function newId(prefix: string, nowMs: number = Date.now()): string {
-  let time = '';
-  let remaining = nowMs;
-  for (let i = 0; i < 10; i++) {
-    time = CROCKFORD[remaining % 32] + time;
-    remaining = Math.floor(remaining / 32);
+  let time = nowMs;
+  let random: bigint;
+  if (time <= lastTime && lastRandom + 1n < RANDOM_LIMIT) {
+    time = lastTime;
+    random = lastRandom + 1n;
+  } else {
+    random = BigInt(`0x${randomBytes(10).toString('hex')}`);
   }
-  const random = randomBytes(10);
-  let bits = 0;
-  let value = 0;
-  let tail = '';
-  for (const byte of random) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      bits -= 5;
-      tail += CROCKFORD[(value >> bits) & 31];
-    }
-  }
-  return `${prefix}_${time}${tail}`;
+  lastTime = time;
+  lastRandom = random;
+  return `${prefix}_${encode(BigInt(time), 10)}${encode(random, 16)}`;
 }
 
 export const idPrefixes = {

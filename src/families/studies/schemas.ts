@@ -1,7 +1,9 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { IsoDate, PageInfo, Text } from '../../http/schemas.js';
+import { examplePageInfo, IsoDate, PageInfo, Text } from '../../http/schemas.js';
 
-const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((value) => Type.Literal(value)));
+// A string enum rather than a union of literals: Ajv reports a bad value of an anyOf once per
+// branch, which would give the client one error item per allowed value instead of one.
+const literals = <T extends string>(values: readonly T[]) => Type.Unsafe<T>({ type: 'string', enum: [...values] });
 
 export const studyTypes = ['SURVEY', 'INTERVIEWS', 'UNMODERATED_TEST', 'GROUP_INTERVIEW'] as const;
 export const studyStatuses = ['DRAFT', 'ACTIVE', 'PAUSED', 'CLOSED'] as const;
@@ -122,6 +124,38 @@ export const Screener = Type.Object(
     $id: 'Screener',
     title: 'Screener',
     description: 'SERVICE screeners are built and answered in this service; a SURVEY study has an EXTERNAL_SURVEY screener hosted by its survey platform.',
+    examples: [
+      {
+        id: 'scr_01JD0000000000000000000000',
+        workspaceId: 'wsp_01JD0000000000000000000000',
+        studyId: 'stu_01JD0000000000000000000000',
+        type: 'SERVICE',
+        showSchedulerToQualified: true,
+        qualifyByDefault: false,
+        createdAt: '2026-11-22T10:00:00.000Z',
+        updatedAt: '2026-11-22T10:05:00.000Z',
+        questions: [
+          {
+            id: 'sqn_01JD0000000000000000000000',
+            workspaceId: 'wsp_01JD0000000000000000000000',
+            category: 'simple',
+            type: 'SINGLE_SELECT',
+            name: 'How often do you shop online?',
+            isRequired: true,
+            description: null,
+            mappedToPropertyId: null,
+            questionTemplateId: null,
+          },
+        ],
+        externalSurveyId: null,
+        surveyPlatformCollectorId: null,
+        externalSurveySetupStatus: null,
+        externalSurveySetupErrorCode: null,
+        externalSurveySetupUpdatedAt: null,
+        customLinkUrl: null,
+        customLinkTokensJson: null,
+      },
+    ],
   },
 );
 
@@ -164,7 +198,7 @@ export const StudySummary = Type.Object(studyProperties, { $id: 'StudySummary', 
 
 export const StudyList = Type.Object(
   { results: Type.Array(Type.Ref(StudySummary)), total: Type.Integer(), pageInfo: Type.Ref(PageInfo) },
-  { title: 'StudyList' },
+  { title: 'StudyList', examples: [{ results: [exampleStudy], total: 26, pageInfo: examplePageInfo }] },
 );
 
 export const StudyParams = Type.Object({ studyId: Type.String({ minLength: 1, maxLength: 200 }) });
@@ -236,6 +270,18 @@ export const ListStudiesQuery = Type.Object(
   { additionalProperties: false },
 );
 
+const exampleTemplate = {
+  studyTemplateId: 'stt_01JD0000000000000000000000',
+  name: 'Standard 30-minute interview',
+  studyType: 'INTERVIEWS',
+  recruitmentStrategy: 'IN_SERVICE',
+  recruitmentPanelProvider: null,
+  studyPlan: { name: 'Checkout interviews', includeScreener: true, language: 'en', scheduler: { interviewDurationMinutes: 30 } },
+  hasScreener: true,
+  createdFromStudyId: 'stu_01JD0000000000000000000000',
+  createdAt: '2026-11-22T10:00:00.000Z',
+};
+
 export const StudyTemplate = Type.Object(
   {
     studyTemplateId: Type.String(),
@@ -248,7 +294,7 @@ export const StudyTemplate = Type.Object(
     createdFromStudyId: nullableString,
     createdAt: Type.String({ format: 'date-time' }),
   },
-  { $id: 'StudyTemplate', title: 'StudyTemplate' },
+  { $id: 'StudyTemplate', title: 'StudyTemplate', examples: [exampleTemplate] },
 );
 
 export const CreateTemplateBody = Type.Object(
@@ -258,7 +304,7 @@ export const CreateTemplateBody = Type.Object(
 
 export const TemplateList = Type.Object(
   { results: Type.Array(Type.Ref(StudyTemplate)), total: Type.Integer(), pageInfo: Type.Ref(PageInfo) },
-  { title: 'StudyTemplateList' },
+  { title: 'StudyTemplateList', examples: [{ results: [exampleTemplate], total: 1, pageInfo: { ...examplePageInfo, hasNextPage: false } }] },
 );
 
 export const studySchemas = [StudyPlan, Owner, ScreenerQuestion, Screener, Study, StudySummary, StudyTemplate];
