@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyLoggerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { type Clock, createClock } from './clock.js';
 import type { Config } from './config.js';
@@ -8,7 +8,7 @@ import { type Database, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { installAuthentication, PrincipalCache } from './http/auth.js';
 import { CursorCodec, loadCursorSecret } from './http/cursor.js';
-import { installErrorHandling } from './http/errors.js';
+import { answerFrameworkError, ApiError, installErrorHandling, sendError } from './http/errors.js';
 import { apiPrefix, enrichRouteSchema, registerOpenApi } from './http/openapi.js';
 import { createRateLimiter } from './http/rate-limit.js';
 import { installValidation } from './http/validation.js';
@@ -26,6 +26,12 @@ export interface BuildOptions {
   /** Run pending migrations before serving (the default). */
   migrate?: boolean;
   logger?: boolean;
+  /** Where log lines go instead of standard output (tests read them). */
+  logStream?: FastifyLoggerOptions['stream'];
+  /** Rate-limit counters' key prefix: instances that share it share budgets (tests isolate runs). */
+  rateLimitKeyPrefix?: string;
+  /** Routes added before the app is sealed, for tests that need a route to fail on purpose. */
+  extraRoutes?: (app: FastifyInstance) => void;
 }
 
 export interface Service {
@@ -43,7 +49,13 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   const ownsDatabase = !options.database;
   if (options.migrate ?? true) await migrateToLatest(database.db);
 
-  const limiter = createRateLimiter({ max: config.rateLimitMax, windowSeconds: config.rateLimitWindowSeconds, redisUrl: config.redisUrl });
+  const limiter = createRateLimiter({
+    max: config.rateLimitMax,
+    windowSeconds: config.rateLimitWindowSeconds,
+    redisUrl: config.redisUrl,
+    keyPrefix: options.rateLimitKeyPrefix,
+  });
+  const sharedLimits = await limiter.ready();
   const deps: ServiceDeps = {
     config,
     db: database.db,
@@ -55,19 +67,35 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   };
 
   const app = Fastify({
-    logger: options.logger === false ? false : { level: config.logLevel },
+    logger: options.logger === false ? false : { level: config.logLevel, ...(options.logStream ? { stream: options.logStream } : {}) },
     // A caller's X-Request-Id is kept when it is sane, so logs join up across services.
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
     },
     bodyLimit: 1024 * 1024,
-    return503OnClosing: true,
+    // Long enough that route schemas (not the router) judge a path parameter's length.
+    routerOptions: { maxParamLength: 1000 },
+    frameworkErrors: answerFrameworkError,
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // On close Fastify ends idle keep-alive connections, but one busy with a request at that
+  // moment would stay open after its response until the keep-alive timeout, holding up the
+  // shutdown: the response tells the client, and Node, to close it. A new request arriving on
+  // such a connection meanwhile gets the catalogue's plain 503.
+  let draining = false;
+  app.addHook('preClose', async () => {
+    draining = true;
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
+    if (draining) return sendError(reply, new ApiError('UNAVAILABLE'));
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (draining) reply.header('Connection', 'close');
+    return payload;
   });
   app.addHook('onRoute', enrichRouteSchema);
   installValidation(app);
@@ -95,8 +123,10 @@ export async function buildService(options: BuildOptions): Promise<Service> {
     },
     { prefix: apiPrefix },
   );
+  options.extraRoutes?.(app);
 
   await app.ready();
+  if (!sharedLimits) app.log.warn('Redis is not reachable yet: rate limits are counted in process until it is');
 
   let closing: Promise<void> | undefined;
   const close = () => {

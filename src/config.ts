@@ -34,7 +34,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     host: env.HOST ?? '127.0.0.1',
     port: integer(env.PORT, 8080),
     databaseUrl: blankToUndefined(env.DATABASE_URL),
-    dataDir: env.DATA_DIR ?? './data',
+    dataDir: blankToUndefined(env.DATA_DIR) ?? './data',
     redisUrl: blankToUndefined(env.REDIS_URL),
     rateLimitMax: integer(env.RATE_LIMIT_MAX, 600),
     rateLimitWindowSeconds: integer(env.RATE_LIMIT_WINDOW_SECONDS, 60),

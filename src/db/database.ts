@@ -83,8 +83,10 @@ async function openEmbedded(options: OpenOptions): Promise<Database> {
       // PGlite has no lock of its own: a second process on the same directory would corrupt it.
       releaseLock = await lockfile.lock(dataDir, {
         lockfilePath: path.join(dataDir, 'service.lock'),
-        stale: 15_000,
-        update: 5_000,
+        // PGlite runs on the event loop: a long query delays the lock's refresh, so the lock is
+        // only judged stale (taken over from a crashed process) after a minute without one.
+        stale: 60_000,
+        update: 10_000,
       });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ELOCKED') throw new DataDirLockedError(dataDir);

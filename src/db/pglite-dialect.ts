@@ -11,6 +11,11 @@ import {
   PostgresQueryCompiler,
 } from 'kysely';
 
+export interface PGliteDialectOptions {
+  /** How long a query waits for the single connection before failing (default 60 s). */
+  acquireTimeoutMs?: number;
+}
+
 /**
  * A Kysely dialect over one PGlite instance.
  *
@@ -20,12 +25,15 @@ import {
  * transaction (the `kysely-pglite` dialect does not do this and loses writes).
  */
 export class PGliteDialect implements Dialect {
-  constructor(private readonly pglite: PGlite) {}
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly options: PGliteDialectOptions = {},
+  ) {}
   createAdapter() {
     return new PostgresAdapter();
   }
   createDriver(): Driver {
-    return new PGliteDriver(this.pglite);
+    return new PGliteDriver(this.pglite, this.options.acquireTimeoutMs ?? ACQUIRE_TIMEOUT_MS);
   }
   createIntrospector(db: Kysely<unknown>) {
     return new PostgresIntrospector(db);
@@ -42,6 +50,8 @@ const ACQUIRE_TIMEOUT_MS = 60_000;
 class ConnectionLock {
   private tail: Promise<void> = Promise.resolve();
 
+  constructor(private readonly timeoutMs: number) {}
+
   acquire(): Promise<() => void> {
     let release!: () => void;
     const held = new Promise<void>((resolve) => {
@@ -50,25 +60,30 @@ class ConnectionLock {
     const previous = this.tail;
     this.tail = previous.then(() => held);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error('Timed out waiting for the embedded database connection')),
-        ACQUIRE_TIMEOUT_MS,
-      );
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        reject(new Error('Timed out waiting for the embedded database connection'));
+      }, this.timeoutMs);
       void previous.then(() => {
         clearTimeout(timer);
-        resolve(release);
+        // A waiter that gave up still holds its place in the queue: pass the turn on, or every
+        // later query would wait forever.
+        if (timedOut) release();
+        else resolve(release);
       });
     });
   }
 }
 
 class PGliteDriver implements Driver {
-  private readonly lock = new ConnectionLock();
+  private readonly lock: ConnectionLock;
   private readonly releases = new WeakMap<DatabaseConnection, () => void>();
   private readonly connection: PGliteConnection;
 
-  constructor(pglite: PGlite) {
+  constructor(pglite: PGlite, acquireTimeoutMs: number) {
     this.connection = new PGliteConnection(pglite);
+    this.lock = new ConnectionLock(acquireTimeoutMs);
   }
 
   async init(): Promise<void> {}

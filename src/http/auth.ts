@@ -46,18 +46,42 @@ export class PrincipalCache {
     this.enabled = ttlSeconds > 0;
   }
   private readonly enabled: boolean;
+  /** Lookups under way: when an entry expires under load, one query serves every waiting request. */
+  private readonly pending = new Map<string, Promise<Principal | undefined>>();
+  /** Bumped by every invalidation, so a lookup that began before one does not refill the cache. */
+  private generation = 0;
   get(digest: string) {
     return this.enabled ? this.cache.get(digest) : undefined;
   }
   set(digest: string, principal: Principal) {
     if (this.enabled) this.cache.set(digest, principal);
   }
+  /** The principal from `lookup`, run once for all concurrent callers of the same digest. */
+  load(digest: string, lookup: () => Promise<Principal | undefined>): Promise<Principal | undefined> {
+    const under = this.pending.get(digest);
+    if (under) return under;
+    const generation = this.generation;
+    const loading = lookup()
+      .then((principal) => {
+        if (principal && generation === this.generation) this.set(digest, principal);
+        return principal;
+      })
+      .finally(() => {
+        if (this.pending.get(digest) === loading) this.pending.delete(digest);
+      });
+    this.pending.set(digest, loading);
+    return loading;
+  }
   invalidateUser(workspaceId: string, userId: string) {
+    this.generation++;
+    this.pending.clear();
     for (const [digest, principal] of this.cache.entries()) {
       if (principal.workspaceId === workspaceId && principal.userId === userId) this.cache.delete(digest);
     }
   }
   clear() {
+    this.generation++;
+    this.pending.clear();
     this.cache.clear();
   }
 }
@@ -72,18 +96,18 @@ export async function resolvePrincipal(db: Kysely<DB>, cache: PrincipalCache, au
   const digest = digestToken(token);
   const cached = cache.get(digest);
   if (cached) return cached;
-  const owner = await findTokenOwner(db, parsed.workspaceId, digest);
-  if (!owner || owner.status === 'DEACTIVATED') return undefined;
-  const principal: Principal = {
-    workspaceId: owner.workspaceId,
-    userId: owner.userId,
-    tokenId: owner.tokenId,
-    role: owner.role,
-    canReadPersonalData: owner.canReadPersonalData,
-    canReadScreeners: owner.canReadScreeners,
-  };
-  cache.set(digest, principal);
-  return principal;
+  return cache.load(digest, async () => {
+    const owner = await findTokenOwner(db, parsed.workspaceId, digest);
+    if (!owner || owner.status === 'DEACTIVATED') return undefined;
+    return {
+      workspaceId: owner.workspaceId,
+      userId: owner.userId,
+      tokenId: owner.tokenId,
+      role: owner.role,
+      canReadPersonalData: owner.canReadPersonalData,
+      canReadScreeners: owner.canReadScreeners,
+    };
+  });
 }
 
 function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision) {

@@ -25,9 +25,11 @@ export class CursorCodec {
     const [payload, signature, extra] = cursor.split('.');
     const invalid = () => badRequest('startCursor is not a valid cursor for this query', path);
     if (!payload || !signature || extra !== undefined) throw invalid();
-    const expected = this.mac(scope, payload);
-    const given = Buffer.from(signature, 'base64url');
-    // Compare fixed-length digests: timingSafeEqual throws on different lengths.
+    // Compare the signature's text, not its decoded bytes: base64 decoding ignores spare bits and
+    // stray characters, so several spellings would otherwise pass. timingSafeEqual throws on
+    // different lengths, hence the length check first (the length of a MAC is no secret).
+    const expected = Buffer.from(this.mac(scope, payload).toString('base64url'));
+    const given = Buffer.from(signature);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
     const key: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
     if (!Array.isArray(key)) throw invalid();

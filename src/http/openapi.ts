@@ -10,7 +10,6 @@ export const tags = [
   { name: 'Studies', description: 'Studies: create, read, update, launch, pause and close; screeners and templates.' },
   { name: 'Users', description: 'The authenticated user.' },
   { name: 'Teams', description: 'Teams of the workspace.' },
-  { name: 'Service', description: 'Health and the API description (no token needed).' },
 ];
 
 const rateLimitHeaders = {
@@ -52,6 +51,10 @@ export function enrichRouteSchema(route: RouteOptions): void {
   enriched.add(schema);
   const right = route.config?.right;
   if (!right) {
+    // The auth hook lets a route without a right through unauthenticated: that must be a
+    // decision (`config.public`), never a forgotten line, so a documented route without either
+    // stops the service from starting.
+    if (!route.config?.public) throw new Error(`Route ${route.method} ${route.url} declares neither config.right nor config.public`);
     schema.security = [];
     return;
   }
@@ -82,8 +85,10 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicUrl
         version: '1.0',
         description:
           'The public API v1 of a self-hostable participant-recruitment and research-operations service. ' +
-          'Every operation except the service routes needs `Authorization: Bearer <token>`; data is scoped to the ' +
-          "token's workspace. Errors: 400/404/409 carry `{errors:[{message,path}]}`; 401, 403, 429 and 500 are text/plain.",
+          'Every operation needs `Authorization: Bearer <token>` unless its security is empty; data is scoped to the ' +
+          "token's workspace. Errors: 400/404/409 carry `{errors:[{message,path}]}`; 401, 403, 429 and 500 are text/plain.\n\n" +
+          'Without a token: this document at `GET /v1/openapi.json`, the interactive reference at `GET /docs`, ' +
+          '`GET /healthz` (the process is up) and `GET /readyz` (the database is reachable).',
         license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: `${options.publicUrl ?? 'http://127.0.0.1:8080'}${apiPrefix}`, description: 'This service' }],
@@ -98,7 +103,23 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicUrl
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { docExpansion: 'list', deepLinking: true },
-    staticCSP: true,
+    theme: { title: 'Participant recruitment API v1' },
+    // The page and its assets come from this server only. Swagger UI's default policy would
+    // allow fonts, styles and a validator badge from anywhere and add upgrade-insecure-requests,
+    // which breaks the page on a plain-HTTP intranet host; this one allows nothing outside.
+    staticCSP: {
+      'default-src': ["'self'"],
+      'base-uri': ["'self'"],
+      'connect-src': ["'self'"],
+      'font-src': ["'self'", 'data:'],
+      'form-action': ["'self'"],
+      'frame-ancestors': ["'self'"],
+      'img-src': ["'self'", 'data:'],
+      'object-src': ["'none'"],
+      'script-src': ["'self'"],
+      'script-src-attr': ["'none'"],
+      'style-src': ["'self'"],
+    },
     transformSpecification: (document) => document,
   });
 }

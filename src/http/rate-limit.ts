@@ -12,6 +12,8 @@ export interface RateLimitDecision {
 
 export interface RateLimiter {
   consume(key: string): Promise<RateLimitDecision>;
+  /** Resolves once the shared store is reachable (at once in process); false if it was not within the time. */
+  ready(timeoutMs?: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -33,8 +35,14 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   let limiter: RateLimiterAbstract;
   const common = { points: options.max, duration: options.windowSeconds, keyPrefix: options.keyPrefix ?? 'rl' };
   if (options.redisUrl) {
-    redis = new Redis(options.redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: 2, lazyConnect: false });
-    limiter = new RateLimiterRedis({ ...common, storeClient: redis });
+    // No offline queue: while Redis is down a command fails at once and the insurance limiter
+    // answers, instead of every request waiting on reconnection.
+    redis = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    // If Redis is unreachable, each instance falls back to its own in-process budget rather than
+    // failing every request: limits loosen by the number of instances for as long as it lasts.
+    // Connection errors are answered by the insurance limiter; ioredis reconnects by itself.
+    redis.on('error', () => {});
+    limiter = new RateLimiterRedis({ ...common, storeClient: redis, insuranceLimiter: new RateLimiterMemory(common) });
   } else {
     limiter = new RateLimiterMemory(common);
   }
@@ -58,6 +66,17 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
         if (rejection instanceof RateLimiterRes) return decide(rejection, false);
         throw rejection;
       }
+    },
+    async ready(timeoutMs = 5_000) {
+      const client = redis;
+      if (!client || client.status === 'ready') return true;
+      return new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), timeoutMs);
+        client.once('ready', () => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
     },
     async close() {
       await redis?.quit();

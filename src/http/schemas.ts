@@ -28,6 +28,14 @@ export function plainText(description: string, text: string) {
   return { description, content: { 'text/plain': { schema: { type: 'string', examples: [text] } } } };
 }
 
+/** The pageInfo of the documents' examples (cursors are opaque: any client must treat them so). */
+export const examplePageInfo = {
+  hasNextPage: true,
+  hasPreviousPage: false,
+  startCursor: 'WyIyMDI2LTExLTIyVDEwOjAwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAiXQ.mgF5XfEkTVTH8HRD9XuEGpAazs77QBeOZ_Es-HV8xXk',
+  endCursor: 'WyIyMDI2LTExLTIwVDA5OjMwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMjQiXQ.6HB69XYPoMn4aLRhvMUcKdYVZUTP3HCY9TT8mhqrwns',
+};
+
 export const PageInfo = Type.Object(
   {
     hasNextPage: Type.Boolean(),
@@ -35,7 +43,7 @@ export const PageInfo = Type.Object(
     startCursor: Type.String({ description: 'The cursor of the first item of this page.' }),
     endCursor: Type.String({ description: 'Pass as startCursor to read the next page.' }),
   },
-  { $id: 'PageInfo', title: 'PageInfo' },
+  { $id: 'PageInfo', title: 'PageInfo', examples: [examplePageInfo] },
 );
 
 export const ListQuery = Type.Object(
@@ -46,14 +54,15 @@ export const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export function paged<T extends TSchema>(item: T, title: string) {
+/** A page of `item`; give `exampleItem` so the OpenAPI document shows a whole example page. */
+export function paged<T extends TSchema>(item: T, title: string, exampleItem?: unknown) {
   return Type.Object(
     {
       results: Type.Array(item),
       total: Type.Integer({ description: 'Every item that matches, not only this page.' }),
       pageInfo: Type.Ref(PageInfo),
     },
-    { title },
+    { title, ...(exampleItem === undefined ? {} : { examples: [{ results: [exampleItem], total: 26, pageInfo: examplePageInfo }] }) },
   );
 }
 

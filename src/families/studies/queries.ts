@@ -1,5 +1,6 @@
 import { type Expression, type Insertable, type Kysely, sql } from 'kysely';
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
+import { reusableStatement } from '../../db/reusable-statement.js';
 import type { DB, NewStudy, StoredStudyPlan, StudyStatus, StudyTemplatesTable, StudyType, TemplateScreener } from '../../db/schema.js';
 
 type Executor = Kysely<DB>;
@@ -73,8 +74,7 @@ const studyColumns = [
   's.population_id as populationId',
 ] as const;
 
-/** One study with its owners and (optionally) its screener, in a single statement. */
-export async function findStudy(db: Executor, workspaceId: string, studyId: string, withScreener: boolean) {
+function findStudyQuery(db: Executor, workspaceId: string, studyId: string, withScreener: boolean) {
   return db
     .selectFrom('studies as s')
     .where('s.workspace_id', '=', workspaceId)
@@ -83,8 +83,20 @@ export async function findStudy(db: Executor, workspaceId: string, studyId: stri
       ...studyColumns,
       ownersOf(db, eb.ref('s.workspace_id'), eb.ref('s.study_id')).as('owners'),
       (withScreener ? screenerOf(db, eb.ref('s.workspace_id'), eb.ref('s.study_id')) : sql<null>`null`).as('screener'),
-    ])
-    .executeTakeFirst();
+    ]);
+}
+
+// E12's hot path: building this statement cost more CPU than running it (see bench/http.ts).
+const findStudyStatements = {
+  withScreener: reusableStatement((db: Executor, workspaceId: string, studyId: string) => findStudyQuery(db, workspaceId, studyId, true)),
+  withoutScreener: reusableStatement((db: Executor, workspaceId: string, studyId: string) => findStudyQuery(db, workspaceId, studyId, false)),
+};
+
+/** One study with its owners and (optionally) its screener, in a single statement. */
+export async function findStudy(db: Executor, workspaceId: string, studyId: string, withScreener: boolean) {
+  const statement = withScreener ? findStudyStatements.withScreener : findStudyStatements.withoutScreener;
+  const { rows } = await db.executeQuery(statement(db, workspaceId, studyId));
+  return rows[0];
 }
 
 export type StudyRecord = NonNullable<Awaited<ReturnType<typeof findStudy>>>;

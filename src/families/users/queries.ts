@@ -1,7 +1,14 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB, UserRole } from '../../db/schema.js';
 
 export type Executor = Kysely<DB>;
+
+/**
+ * Teams sort by name, case-insensitively, the same on every store: the byte order ("C") is named
+ * because a database's default collation differs between installations (PGlite uses C, a
+ * PostgreSQL cluster often en_US), and the team id breaks ties so the order is total.
+ */
+const teamNameOrder = (column: 't.name' | 'name') => sql`lower(${sql.ref(column)}) collate "C"`;
 
 export interface TokenOwner {
   workspaceId: string;
@@ -58,7 +65,7 @@ export async function findUserWithTeams(db: Executor, workspaceId: string, userI
     .where('m.workspace_id', '=', workspaceId)
     .where('m.user_id', '=', userId)
     .select(['t.team_id as teamId', 't.name'])
-    .orderBy('t.name')
+    .orderBy(teamNameOrder('t.name'))
     .orderBy('t.team_id')
     .execute();
   return { ...user, teams };
@@ -69,7 +76,7 @@ export async function listTeams(db: Executor, workspaceId: string) {
     .selectFrom('teams')
     .where('workspace_id', '=', workspaceId)
     .select(['team_id as teamId', 'name'])
-    .orderBy('name')
+    .orderBy(teamNameOrder('name'))
     .orderBy('team_id')
     .execute();
 }

@@ -35,7 +35,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = asy
       schema: {
         operationId: 'listTeams',
         summary: 'Teams of the workspace',
-        description: "Every team of the token's workspace, by name.",
+        description: "Every team of the token's workspace, by name (case-insensitive). Teams are made with `cli user create --team`.",
         tags: ['Teams'],
         response: { 200: TeamList },
       },

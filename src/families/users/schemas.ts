@@ -1,6 +1,9 @@
 import { Type } from '@sinclair/typebox';
 
-export const Team = Type.Object({ teamId: Type.String(), name: Type.String() }, { $id: 'Team', title: 'Team' });
+export const Team = Type.Object(
+  { teamId: Type.String(), name: Type.String({ description: 'Unique in the workspace, case-insensitively.' }) },
+  { $id: 'Team', title: 'Team', examples: [{ teamId: 'tem_01JD0000000000000000000000', name: 'Discovery' }] },
+);
 
 export const User = Type.Object(
   {
@@ -16,7 +19,7 @@ export const User = Type.Object(
     role: Type.Union(
       ['DEVELOPER', 'OBSERVER', 'RESEARCHER', 'OPS_MANAGER', 'SUPER_ADMIN', 'CUSTOM', 'COLLABORATOR'].map((role) => Type.Literal(role)),
     ),
-    teams: Type.Array(Type.Ref(Team)),
+    teams: Type.Array(Type.Ref(Team), { description: "The user's teams, by name (case-insensitive)." }),
   },
   {
     $id: 'User',
@@ -39,6 +42,19 @@ export const User = Type.Object(
   },
 );
 
-export const TeamList = Type.Object({ results: Type.Array(Type.Ref(Team)) }, { title: 'TeamList' });
+export const TeamList = Type.Object(
+  { results: Type.Array(Type.Ref(Team), { description: 'Every team of the workspace, by name (case-insensitive).' }) },
+  {
+    title: 'TeamList',
+    examples: [
+      {
+        results: [
+          { teamId: 'tem_01JD0000000000000000000000', name: 'Checkout' },
+          { teamId: 'tem_01JD0000000000000000000001', name: 'Discovery' },
+        ],
+      },
+    ],
+  },
+);
 
 export const userSchemas = [Team, User];

@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { storeKind, testDatabaseUrl } from '../../test/harness.js';
+import { runCli } from '../../test/processes.js';
+import { type Database, DataDirLockedError, openDatabase } from './database.js';
+
+const directories: string[] = [];
+const opened: Database[] = [];
+
+function temporaryDataDir(): string {
+  const directory = mkdtempSync(path.join(tmpdir(), 'recruit-ops-lock-'));
+  directories.push(directory);
+  return directory;
+}
+
+async function openEmbedded(dataDir: string): Promise<Database> {
+  const database = await openDatabase({ dataDir });
+  opened.push(database);
+  return database;
+}
+
+async function closeAll() {
+  for (const database of opened.splice(0)) await database.close().catch(() => undefined);
+}
+
+afterEach(closeAll);
+afterAll(() => {
+  for (const directory of directories) rmSync(directory, { recursive: true, force: true });
+});
+
+// These use temporary directories of their own, so they run whichever store is under test.
+// Creating an on-disk store and starting child processes is slow on a busy machine: a generous
+// timeout, not a speed check.
+describe('DATA_DIR lock of the embedded store', { timeout: 120_000 }, () => {
+  it('refuses a second open of the same directory in one process, and opens again after close', async () => {
+    const dataDir = temporaryDataDir();
+    const first = await openEmbedded(dataDir);
+    await expect(openDatabase({ dataDir })).rejects.toBeInstanceOf(DataDirLockedError);
+    await expect(openDatabase({ dataDir: `${dataDir}${path.sep}.${path.sep}` })).rejects.toThrow(/is in use by another process/);
+
+    await sql`create table kept (value text)`.execute(first.db);
+    await sql`insert into kept values (${'written before close'})`.execute(first.db);
+    await first.close();
+
+    const second = await openEmbedded(dataDir);
+    const { rows } = await sql<{ value: string }>`select value from kept`.execute(second.db);
+    expect(rows).toEqual([{ value: 'written before close' }]);
+  });
+
+  it('makes the CLI of another process exit non-zero with a clear message while held, and work after', async () => {
+    const dataDir = temporaryDataDir();
+    const held = await openEmbedded(dataDir);
+
+    const refused = await runCli(['migrate', '--json'], { DATA_DIR: dataDir });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toContain('is in use by another process');
+    expect(refused.stderr).not.toMatch(/\n\s+at /);
+
+    await held.close();
+    const worked = await runCli(['migrate', '--json'], { DATA_DIR: dataDir });
+    expect(worked.stderr).toBe('');
+    expect(worked.code).toBe(0);
+    expect(JSON.parse(worked.stdout)).toEqual({ migrated: ['20261122000000_foundation'] });
+  });
+});
+
+describe(`value conversions (${storeKind} store)`, () => {
+  let database: Database;
+  beforeAll(async () => {
+    database = await openDatabase({ databaseUrl: testDatabaseUrl, inMemory: true, poolSize: 1 });
+  });
+  afterAll(async () => database.close());
+
+  it('reads timestamps as ISO 8601 UTC, dates as text and bigints as numbers, with or without parameters', async () => {
+    const literal = await sql<{ at: string; day: string; count: number; local: string }>`
+      select '2026-03-04 05:06:07.891+02'::timestamptz as at, '2026-03-04'::date as day,
+        count(*) as count, '2026-03-04 05:06:07'::timestamp as local
+      from (values (1), (2)) as v(x)
+    `.execute(database.db);
+    expect(literal.rows).toEqual([{ at: '2026-03-04T03:06:07.891Z', day: '2026-03-04', count: 2, local: '2026-03-04T05:06:07.000Z' }]);
+
+    const bound = await sql<{ at: string; day: string; big: number }>`
+      select ${'2026-03-04T03:06:07.891Z'}::timestamptz as at, ${'2026-03-04'}::date as day, ${'9007199254740991'}::bigint as big
+    `.execute(database.db);
+    expect(bound.rows).toEqual([{ at: '2026-03-04T03:06:07.891Z', day: '2026-03-04', big: 9007199254740991 }]);
+  });
+});

@@ -1,0 +1,135 @@
+import { randomBytes } from 'node:crypto';
+import { type Kysely, sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDatabaseUrl } from '../../test/harness.js';
+import { type Database, openDatabase } from './database.js';
+import { migrateToLatest } from './migrate.js';
+import { migrations } from './migrations/index.js';
+import type { DB } from './schema.js';
+
+const allMigrations = Object.keys(migrations);
+const notWorkspaceOwned = new Set(['service_secrets', 'kysely_migration', 'kysely_migration_lock']);
+
+/** A store that has never been migrated: an in-memory PGlite, or a new database on the test server. */
+interface FreshStore {
+  open(): Promise<Database>;
+  drop(): Promise<void>;
+}
+
+function freshEmbedded(): FreshStore {
+  let database: Database | undefined;
+  return {
+    // One in-memory database, handed out once per caller (PGlite has one connection anyway).
+    open: async () => (database ??= await openDatabase({ inMemory: true })),
+    drop: async () => database?.close(),
+  };
+}
+
+function freshPostgres(serverUrl: string): FreshStore {
+  const name = `test_migrate_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const handles: Database[] = [];
+  let created: Promise<void> | undefined;
+  const create = async () => {
+    const admin = await openDatabase({ databaseUrl: serverUrl, poolSize: 1 });
+    try {
+      await sql`create database ${sql.id(name)}`.execute(admin.db);
+    } finally {
+      await admin.close();
+    }
+  };
+  return {
+    open: async () => {
+      await (created ??= create());
+      const database = await openDatabase({ databaseUrl: url.toString(), poolSize: 2 });
+      handles.push(database);
+      return database;
+    },
+    drop: async () => {
+      for (const handle of handles) await handle.close();
+      if (!created) return;
+      const admin = await openDatabase({ databaseUrl: serverUrl, poolSize: 1 });
+      try {
+        await sql`drop database if exists ${sql.id(name)} with (force)`.execute(admin.db);
+      } finally {
+        await admin.close();
+      }
+    },
+  };
+}
+
+async function tablesAndLeadingKeyColumns(db: Kysely<DB>) {
+  const { rows } = await sql<{ table: string; leading: string | null }>`
+    select t.table_name as "table",
+      (select a.attname from pg_index i
+        join pg_attribute a on a.attrelid = i.indrelid and a.attnum = i.indkey[0]
+        where i.indrelid = format('%I.%I', t.table_schema, t.table_name)::regclass and i.indisprimary) as leading
+    from information_schema.tables t
+    where t.table_schema = current_schema() and t.table_type = 'BASE TABLE'
+    order by t.table_name
+  `.execute(db);
+  return rows;
+}
+
+async function indexesNotLedByWorkspace(db: Kysely<DB>) {
+  const { rows } = await sql<{ index: string }>`
+    select ic.relname as "index"
+    from pg_index i
+      join pg_class ic on ic.oid = i.indexrelid
+      join pg_class tc on tc.oid = i.indrelid
+      join pg_namespace n on n.oid = tc.relnamespace
+      left join pg_attribute a on a.attrelid = i.indrelid and a.attnum = i.indkey[0]
+    where n.nspname = current_schema()
+      and tc.relname not in ('workspaces', 'service_secrets', 'kysely_migration', 'kysely_migration_lock')
+      and a.attname is distinct from 'workspace_id'
+    order by ic.relname
+  `.execute(db);
+  return rows.map((row) => row.index);
+}
+
+const stores: [string, () => FreshStore][] = [['embedded', freshEmbedded]];
+const serverUrl = testDatabaseUrl;
+if (serverUrl) stores.push(['postgres', () => freshPostgres(serverUrl)]);
+
+describe.each(stores)('migrations on a fresh %s store', (_kind, makeStore) => {
+  let store: FreshStore;
+  let database: Database;
+  beforeAll(async () => {
+    store = makeStore();
+    database = await store.open();
+  });
+  afterAll(async () => store.drop());
+
+  it('applies every migration once, then nothing', async () => {
+    expect(allMigrations[0]).toBe('20261122000000_foundation');
+    expect(await migrateToLatest(database.db)).toEqual({ migrated: allMigrations });
+    expect(await migrateToLatest(database.db)).toEqual({ migrated: [] });
+  });
+
+  it('leads the primary key of every workspace-owned table with workspace_id', async () => {
+    const tables = await tablesAndLeadingKeyColumns(database.db);
+    expect(tables.map((table) => table.table)).toEqual(expect.arrayContaining(['workspaces', 'users', 'studies', 'api_tokens']));
+    const owned = tables.filter((table) => !notWorkspaceOwned.has(table.table));
+    expect(owned.filter((table) => table.leading !== 'workspace_id')).toEqual([]);
+  });
+
+  it('leads every index of a workspace-owned table with workspace_id', async () => {
+    expect(await indexesNotLedByWorkspace(database.db)).toEqual([]);
+  });
+});
+
+describe.each(stores)('concurrent migrations on a fresh %s store', (_kind, makeStore) => {
+  let store: FreshStore;
+  beforeAll(() => {
+    store = makeStore();
+  });
+  afterAll(async () => store.drop());
+
+  it('apply each migration exactly once', async () => {
+    const [first, second] = [await store.open(), await store.open()];
+    const outcomes = await Promise.all([migrateToLatest(first.db), migrateToLatest(second.db)]);
+    expect(outcomes.flatMap((outcome) => outcome.migrated).sort()).toEqual(allMigrations);
+    expect(await migrateToLatest(first.db)).toEqual({ migrated: [] });
+  });
+});

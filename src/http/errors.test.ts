@@ -1,0 +1,200 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, createTenant, startTestService, type Tenant, type TestService } from '../../test/harness.js';
+import { LogCapture } from '../../test/log-capture.js';
+import { errorCatalogue } from './errors.js';
+
+let service: TestService;
+let tenant: Tenant;
+const logs = new LogCapture();
+
+const validStudy = { studyType: 'INTERVIEWS', recruitmentStrategy: 'IN_SERVICE', studyPlan: { name: 'Checkout interviews' } };
+
+beforeAll(async () => {
+  service = await startTestService(
+    { logLevel: 'info' },
+    {
+      logger: true,
+      logStream: logs,
+      // Routes that fail the way a bug does: a plain exception, and SQL the database refuses.
+      extraRoutes: (app) => {
+        app.get('/v1/test-only/bug', { config: { public: true } }, async () => {
+          throw new Error('secret internal detail');
+        });
+        app.get('/v1/test-only/sql', { config: { public: true } }, async () => {
+          await sql`select secret_column from secret_table where token = ${'secret-value'}`.execute(service.deps.db);
+          return {};
+        });
+      },
+    },
+  );
+  tenant = await createTenant(service);
+});
+afterAll(async () => service.stop());
+
+function expectErrorsBody(response: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number) {
+  expect(response.statusCode, response.body).toBe(status);
+  expect(response.headers['content-type']).toMatch(/^application\/json/);
+  const body = JSON.parse(response.body) as { errors: { message: string; path: string[] }[] };
+  expect(Object.keys(body)).toEqual(['errors']);
+  expect(body.errors.length).toBeGreaterThan(0);
+  for (const item of body.errors) {
+    expect(Object.keys(item).sort()).toEqual(['message', 'path']);
+    expect(typeof item.message).toBe('string');
+    expect(item.path.every((segment) => typeof segment === 'string')).toBe(true);
+  }
+  return body.errors;
+}
+
+function expectPlain(response: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number, text: string) {
+  expect(response.statusCode).toBe(status);
+  expect(response.headers['content-type']).toMatch(/^text\/plain/);
+  expect(response.body).toBe(text);
+}
+
+describe('400 validation errors', () => {
+  it('refuses an unknown body field, naming it from the root', async () => {
+    const top = await call(service, 'POST', '/studies', { token: tenant.token, body: { ...validStudy, studyTyp: 'SURVEY' } });
+    expect(expectErrorsBody(top, 400)).toEqual([{ message: 'studyTyp is not a known field', path: ['studyTyp'] }]);
+
+    const nested = await call(service, 'POST', '/studies', {
+      token: tenant.token,
+      body: { ...validStudy, studyPlan: { name: 'x', scheduler: { interviewDurationMinutes: 30, timezone: 'UTC' } } },
+    });
+    expect(expectErrorsBody(nested, 400)).toEqual([{ message: 'timezone is not a known field', path: ['studyPlan', 'scheduler', 'timezone'] }]);
+  });
+
+  it('refuses a value of the wrong type without coercing it, naming its path', async () => {
+    const response = await call(service, 'POST', '/studies', {
+      token: tenant.token,
+      body: { ...validStudy, studyPlan: { name: 'x', participationLimit: '5' } },
+    });
+    const [item] = expectErrorsBody(response, 400);
+    expect(item!.path).toEqual(['studyPlan', 'participationLimit']);
+
+    const enumValue = await call(service, 'POST', '/studies', { token: tenant.token, body: { ...validStudy, studyType: 5 } });
+    expect(expectErrorsBody(enumValue, 400)[0]!.path).toEqual(['studyType']);
+  });
+
+  it('refuses malformed JSON, an empty JSON body and a body that is not an object with a JSON errors body', async () => {
+    for (const payload of ['{"studyType": "SURVEY",', '', 'null', '"text"', '[1]']) {
+      const response = await service.app.inject({
+        method: 'POST',
+        url: '/v1/studies',
+        headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' },
+        payload,
+      });
+      const [item] = expectErrorsBody(response, 400);
+      expect(item!.path, payload).toEqual([]);
+      expect(item!.message).not.toMatch(/FST_|at .*\.js/);
+    }
+  });
+
+  it('refuses the NUL character anywhere with a 400, never a 500', async () => {
+    const inBody = await call(service, 'POST', '/studies', { token: tenant.token, body: { ...validStudy, studyPlan: { name: 'Check\u0000out' } } });
+    expect(expectErrorsBody(inBody, 400)).toEqual([{ message: 'name must not contain the NUL character', path: ['studyPlan', 'name'] }]);
+
+    const inPath = await call(service, 'GET', '/studies/stu_%00abc', { token: tenant.token });
+    expect(expectErrorsBody(inPath, 400)[0]!.path).toEqual(['studyId']);
+
+    const inQuery = await call(service, 'GET', '/studies', { token: tenant.token, query: { startCursor: 'abc\u0000def' } });
+    expect(expectErrorsBody(inQuery, 400)[0]!.path).toEqual(['startCursor']);
+  });
+
+  it('names a query parameter of the wrong type by its name', async () => {
+    const response = await call(service, 'GET', '/studies', { token: tenant.token, query: { size: 'abc' } });
+    expect(expectErrorsBody(response, 400)).toEqual([expect.objectContaining({ path: ['size'] })]);
+
+    const tooLarge = await call(service, 'GET', '/studies', { token: tenant.token, query: { size: '101' } });
+    expect(expectErrorsBody(tooLarge, 400)[0]!.path).toEqual(['size']);
+
+    const unknown = await call(service, 'GET', '/studies', { token: tenant.token, query: { sizes: '10' } });
+    expect(expectErrorsBody(unknown, 400)[0]!.path).toEqual(['sizes']);
+
+    const emptyCursor = await call(service, 'GET', '/studies', { token: tenant.token, query: { startCursor: '' } });
+    expect(expectErrorsBody(emptyCursor, 400)[0]!.path).toEqual(['startCursor']);
+
+    const badCursor = await call(service, 'GET', '/studies', { token: tenant.token, query: { startCursor: 'garbage' } });
+    expect(expectErrorsBody(badCursor, 400)).toEqual([{ message: 'startCursor is not a valid cursor for this query', path: ['startCursor'] }]);
+  });
+
+  it('answers a URL that cannot be decoded, and a path parameter of any length, with the errors body', async () => {
+    const undecodable = await service.app.inject({ method: 'GET', url: '/v1/studies/%E0%A4%A', headers: { authorization: `Bearer ${tenant.token}` } });
+    expect(expectErrorsBody(undecodable, 400)).toEqual([{ message: 'The URL is not valid', path: [] }]);
+    expect(undecodable.headers['x-request-id']).toBeTruthy();
+
+    const long = await call(service, 'GET', `/studies/stu_${'x'.repeat(250)}`, { token: tenant.token });
+    expect(expectErrorsBody(long, 400)[0]!.path).toEqual(['studyId']);
+
+    const huge = await call(service, 'GET', `/studies/stu_${'x'.repeat(5000)}`, { token: tenant.token });
+    expect(expectErrorsBody(huge, 400)).toEqual([{ message: 'A path parameter is too long', path: [] }]);
+  });
+
+  it('answers a body that is not JSON with 415 and a JSON errors body', async () => {
+    const response = await service.app.inject({
+      method: 'POST',
+      url: '/v1/studies',
+      headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'text/csv' },
+      payload: 'a,b',
+    });
+    expectErrorsBody(response, 415);
+  });
+
+  it('answers a body over the limit with 413 and a JSON errors body', async () => {
+    const response = await call(service, 'POST', '/studies', {
+      token: tenant.token,
+      body: { ...validStudy, studyPlan: { name: 'x', description: 'y'.repeat(1024 * 1024) } },
+    });
+    expectErrorsBody(response, 413);
+  });
+});
+
+describe('404', () => {
+  it('answers an unknown route with plain "Not Found"', async () => {
+    for (const [method, url] of [
+      ['GET', '/v1/no-such-route'],
+      ['POST', '/v1/studies/stu_x/no-such-action'],
+      ['DELETE', '/v1/me'],
+      ['GET', '/'],
+    ] as const) {
+      const response = await service.app.inject({ method, url, headers: { authorization: `Bearer ${tenant.token}` } });
+      expectPlain(response, 404, 'Not Found');
+    }
+  });
+
+  it('answers an unknown resource with the errors body naming the parameter', async () => {
+    const response = await call(service, 'GET', '/studies/stu_doesnotexist', { token: tenant.token });
+    expect(expectErrorsBody(response, 404)).toEqual([{ message: 'Study not found', path: ['studyId'] }]);
+  });
+});
+
+describe('500', () => {
+  it('answers a bug with plain "Internal Server Error", and logs it whole', async () => {
+    const response = await service.app.inject({ method: 'GET', url: '/v1/test-only/bug', headers: { 'x-request-id': 'bug-request-1' } });
+    expectPlain(response, 500, 'Internal Server Error');
+    expect(response.body).not.toContain('secret');
+
+    const logged = logs.forRequest('bug-request-1').filter((line) => line.level >= 50);
+    expect(logged).toHaveLength(1);
+    expect(logged[0]!.err?.message).toBe('secret internal detail');
+    expect(logged[0]!.err?.stack).toContain('errors.test.ts');
+  });
+
+  it('never leaks SQL or the database error', async () => {
+    const response = await service.app.inject({ method: 'GET', url: '/v1/test-only/sql', headers: { 'x-request-id': 'sql-request-1' } });
+    expectPlain(response, 500, 'Internal Server Error');
+    expect(response.body).not.toMatch(/secret|select|relation/i);
+    expect(JSON.stringify(response.headers)).not.toMatch(/secret|select|relation/i);
+    expect(logs.forRequest('sql-request-1').some((line) => line.level >= 50 && /secret_table/.test(line.err?.message ?? ''))).toBe(true);
+  });
+});
+
+describe('error catalogue', () => {
+  it('gives every code a client-error or server-error status and a plain text for plain bodies', () => {
+    for (const [code, entry] of Object.entries(errorCatalogue)) {
+      expect(entry.status, code).toBeGreaterThanOrEqual(400);
+      expect(entry.status, code).toBeLessThan(600);
+      if (entry.body === 'plain') expect('text' in entry && entry.text.length > 0, code).toBe(true);
+    }
+  });
+});

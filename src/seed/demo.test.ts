@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startTestService, type TestService } from '../../test/harness.js';
+import { createClock } from '../clock.js';
+import { studyStatuses, studyTypes } from '../families/studies/schemas.js';
+import { allRoles } from '../http/rights.js';
+import { seedDemo } from './demo.js';
+
+let service: TestService;
+let seeded: Awaited<ReturnType<typeof seedDemo>>;
+beforeAll(async () => {
+  service = await startTestService();
+  seeded = await seedDemo(service.deps.db, createClock());
+});
+afterAll(async () => service.stop());
+
+interface StudyRow {
+  studyId: string;
+  studyType: string;
+  status: string;
+  populationId: string | null;
+  owners: { userId: string }[];
+}
+
+describe('seedDemo', () => {
+  it('makes one study of every type in every status, readable through the API', async () => {
+    const response = await call(service, 'GET', '/studies', { token: seeded.token, query: { size: '100' } });
+    expect(response.statusCode, response.body).toBe(200);
+    const { results, total } = response.json<{ results: StudyRow[]; total: number }>();
+    expect(total).toBe(studyTypes.length * studyStatuses.length);
+    const kinds = results.map((study) => `${study.studyType}/${study.status}`).sort();
+    expect(kinds).toEqual(studyTypes.flatMap((studyType) => studyStatuses.map((status) => `${studyType}/${status}`)).sort());
+    expect(results.map((study) => study.studyId).sort()).toEqual([...seeded.studyIds].sort());
+    for (const study of results) {
+      expect(study.populationId).toBe(seeded.populationIds[0]);
+      expect(study.owners.map((owner) => owner.userId).sort()).toEqual([seeded.users.RESEARCHER, seeded.users.OPS_MANAGER].sort());
+    }
+  });
+
+  it('gives every study a screener: SERVICE with questions, or the survey platform for surveys', async () => {
+    for (const studyId of seeded.studyIds) {
+      const response = await call(service, 'GET', `/studies/${studyId}`, { token: seeded.token });
+      expect(response.statusCode, response.body).toBe(200);
+      const study = response.json();
+      expect(study.studyPlan.includeScreener).toBe(true);
+      if (study.studyType === 'SURVEY') {
+        expect(study.screener).toMatchObject({ studyId, type: 'EXTERNAL_SURVEY' });
+      } else {
+        expect(study.screener).toMatchObject({ studyId, type: 'SERVICE' });
+        expect(study.screener.questions).toHaveLength(2);
+      }
+    }
+  });
+
+  it('makes a user of every role, each with a working token, in teams', async () => {
+    expect(Object.keys(seeded.tokens).sort()).toEqual([...allRoles].sort());
+    for (const role of allRoles) {
+      const response = await call(service, 'GET', '/me', { token: seeded.tokens[role] });
+      expect(response.statusCode, `${role}: ${response.body}`).toBe(200);
+      expect(response.json()).toMatchObject({ userId: seeded.users[role], role, workspaceId: seeded.workspaceId, status: 'ACTIVE' });
+    }
+    const researcher = await call(service, 'GET', '/me', { token: seeded.tokens.RESEARCHER });
+    expect(researcher.json().teams.map((team: { name: string }) => team.name)).toEqual(['Checkout', 'Discovery']);
+    const teams = await call(service, 'GET', '/teams', { token: seeded.token });
+    expect(teams.json().results.map((team: { name: string }) => team.name)).toEqual(['Checkout', 'Discovery', 'Platform', 'Research Ops']);
+  });
+
+  it('makes a template from the draft interview study', async () => {
+    const response = await call(service, 'GET', `/study-templates/${seeded.studyTemplateId}`, { token: seeded.token });
+    expect(response.statusCode, response.body).toBe(200);
+    const draftInterview = seeded.studyIds[studyTypes.indexOf('INTERVIEWS') * studyStatuses.length];
+    expect(response.json()).toMatchObject({ studyTemplateId: seeded.studyTemplateId, studyType: 'INTERVIEWS', hasScreener: true, createdFromStudyId: draftInterview });
+  });
+
+  it('can run again beside an earlier seed: a second, separate workspace', async () => {
+    const again = await seedDemo(service.deps.db, createClock());
+    expect(again.workspaceId).not.toBe(seeded.workspaceId);
+    const first = await call(service, 'GET', '/studies', { token: seeded.token, query: { size: '100' } });
+    const second = await call(service, 'GET', '/studies', { token: again.token, query: { size: '100' } });
+    expect(second.json().total).toBe(first.json().total);
+    const firstIds = new Set(first.json<{ results: StudyRow[] }>().results.map((study) => study.studyId));
+    for (const study of second.json<{ results: StudyRow[] }>().results) expect(firstIds.has(study.studyId)).toBe(false);
+  });
+});

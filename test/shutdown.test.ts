@@ -1,0 +1,166 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storeKind, testDatabaseUrl } from './harness.js';
+import { childEnvironment, projectRoot, runCli } from './processes.js';
+
+/** A port nobody listens on right now (the kernel's choice), for a server in a child process. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+interface RunningServer {
+  child: ChildProcessWithoutNullStreams;
+  port: number;
+  output: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Waits until `condition` holds, polling; fails with `what` if the child exits first or time runs out. */
+async function until(server: RunningServer, what: string, condition: () => boolean | Promise<boolean>) {
+  let exited = false;
+  void server.exited.then(() => (exited = true));
+  for (let attempt = 0; attempt < 600; attempt++) {
+    if (await condition()) return;
+    if (exited) throw new Error(`the server exited before ${what}:\n${server.output()}`);
+    await sleep(50);
+  }
+  throw new Error(`timed out waiting for ${what}:\n${server.output()}`);
+}
+
+function get(port: number, url: string): Promise<number> {
+  return new Promise((resolve) => {
+    const request = http.get({ host: '127.0.0.1', port, path: url, agent: false }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on('error', () => resolve(0));
+  });
+}
+
+async function startServer(env: Record<string, string>): Promise<RunningServer> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: projectRoot,
+    env: childEnvironment({ ...env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info' }),
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('exit', (code, signal) => resolve({ code, signal }));
+  });
+  const server: RunningServer = { child, port, output: () => output, exited };
+  await until(server, 'it served /healthz', async () => (await get(port, '/healthz')) === 200);
+  return server;
+}
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+describe(`graceful shutdown (${storeKind} store)`, () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'recruit-ops-shutdown-'));
+  // The server and the CLI share the store under test: the run's PostgreSQL database, or a DATA_DIR.
+  const storage: Record<string, string> = testDatabaseUrl
+    ? { DATABASE_URL: testDatabaseUrl, REDIS_URL: process.env.REDIS_URL ?? '' }
+    : { DATA_DIR: dataDir };
+  let token: string;
+  let server: RunningServer | undefined;
+
+  beforeAll(async () => {
+    const created = await runCli(['workspace', 'create', '--name', 'Shutdown', '--email', 'shutdown@example.test', '--json'], storage);
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    token = (JSON.parse(created.stdout) as { token: string }).token;
+  }, 120_000);
+  afterAll(() => {
+    if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('finishes the in-flight request on SIGTERM, exits 0 and releases the store', { timeout: 120_000 }, async () => {
+    server = await startServer(storage);
+    const running = server;
+    const agent = new http.Agent({ keepAlive: true });
+    const body = JSON.stringify({ studyType: 'INTERVIEWS', recruitmentStrategy: 'IN_SERVICE', studyPlan: { name: 'Started before SIGTERM' } });
+
+    // Warm the keep-alive connection first: clients reuse them, and shutdown must not wait on
+    // an idle one.
+    const warm = await new Promise<number>((resolve, reject) => {
+      http
+        .get({ host: '127.0.0.1', port: running.port, path: '/v1/me', agent, headers: { authorization: `Bearer ${token}` } }, (response) => {
+          response.resume();
+          response.on('end', () => resolve(response.statusCode ?? 0));
+        })
+        .on('error', reject);
+    });
+    expect(warm).toBe(200);
+
+    // The request is in flight: its headers are in (the server has logged it), its body is not.
+    let inFlight!: http.ClientRequest;
+    const answer = new Promise<Answer>((resolve, reject) => {
+      inFlight = http.request(
+        {
+          host: '127.0.0.1',
+          port: running.port,
+          method: 'POST',
+          path: '/v1/studies',
+          agent,
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            'x-request-id': 'in-flight-1',
+          },
+        },
+        (response) => {
+          let text = '';
+          response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text }));
+        },
+      );
+      inFlight.on('error', reject);
+    });
+    inFlight.write(body.slice(0, 10));
+    await until(running, 'the request arrived', () => /"reqId":"in-flight-1"[^\n]*"msg":"incoming request"/.test(running.output()));
+
+    running.child.kill('SIGTERM');
+    await until(running, 'it began shutting down', () => running.output().includes('shutting down'));
+    // New requests are turned away (refused or 503) while the old one is still running.
+    await until(running, 'it stopped serving new requests', async () => (await get(running.port, '/healthz')) !== 200);
+
+    inFlight.end(body.slice(10));
+    const response = await answer;
+    expect(response.status, response.body).toBe(201);
+    expect(JSON.parse(response.body)).toMatchObject({ studyId: expect.stringMatching(/^stu_/) });
+    expect(response.headers['x-request-id']).toBe('in-flight-1');
+    // A kept-alive connection would otherwise hold the shutdown up until its idle timeout.
+    expect(response.headers.connection).toBe('close');
+
+    const exit = await running.exited;
+    agent.destroy();
+    expect(exit, running.output()).toEqual({ code: 0, signal: null });
+    expect(running.output()).toContain('"msg":"stopped"');
+
+    // The store is free again: the CLI works on it.
+    const migrated = await runCli(['migrate', '--json'], storage);
+    expect(migrated.stderr).toBe('');
+    expect(migrated.code).toBe(0);
+    expect(JSON.parse(migrated.stdout)).toEqual({ migrated: [] });
+  });
+});
