@@ -11,7 +11,7 @@ import { CursorCodec, loadCursorSecret } from './http/cursor.js';
 import { answerFrameworkError, ApiError, installErrorHandling, sendError } from './http/errors.js';
 import { apiPrefix, enrichRouteSchema, registerOpenApi } from './http/openapi.js';
 import { createRateLimiter } from './http/rate-limit.js';
-import { installValidation } from './http/validation.js';
+import { installBodyRules, installValidation } from './http/validation.js';
 import { studiesRoutes } from './families/studies/routes.js';
 import { studySchemas } from './families/studies/schemas.js';
 import { usersRoutes } from './families/users/routes.js';
@@ -99,6 +99,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   });
   app.addHook('onRoute', enrichRouteSchema);
   installValidation(app);
+  installBodyRules(app);
   installErrorHandling(app);
   for (const schema of [...userSchemas, ...studySchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl });

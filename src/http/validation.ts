@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, FastifySchema } from 'fastify';
+import { badRequest } from './errors.js';
 
 // ajv-formats ships CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -72,5 +73,35 @@ export function installValidation(app: FastifyInstance): void {
     };
     withNulCheck.errors = null as ErrorObject[] | null | undefined;
     return withNulCheck;
+  });
+}
+
+/**
+ * Bodies: an empty JSON body counts as no body (clients often send the content type on a POST
+ * without one), and an operation that declares no body refuses one that carries fields, as the
+ * contract refuses unknown fields everywhere.
+ */
+export function installBodyRules(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    parseJson(request, text, done);
+  });
+
+  app.addHook('preValidation', async (request) => {
+    if (request.routeOptions.schema?.body !== undefined) return;
+    const body: unknown = request.body;
+    if (body === undefined || body === null) return;
+    if (typeof body === 'object' && !Array.isArray(body)) {
+      const [field] = Object.keys(body);
+      if (field !== undefined) throw badRequest(`${field} is not a known field`, [field]);
+      return;
+    }
+    throw badRequest('This operation takes no body', []);
   });
 }

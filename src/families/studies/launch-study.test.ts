@@ -86,6 +86,27 @@ describe('POST /studies/{studyId}/launch', () => {
     expect(response.json().status).toBe('ACTIVE');
   });
 
+  it('accepts a JSON content type with an empty body, as clients send on body-less POSTs', async () => {
+    const tenant = await createTenant(service);
+    const studyId = await createStudy(tenant);
+    const response = await service.app.inject({
+      method: 'POST',
+      url: `/v1/studies/${studyId}/launch`,
+      headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' },
+      payload: '',
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json().status).toBe('ACTIVE');
+  });
+
+  it('refuses a body that is not an object (400)', async () => {
+    const tenant = await createTenant(service);
+    const studyId = await createStudy(tenant);
+    const response = await call(service, 'POST', `/studies/${studyId}/launch`, { token: tenant.token, body: [1] });
+    expect(response.statusCode).toBe(400);
+    expect(await transitions(tenant, studyId)).toEqual(['null→DRAFT']);
+  });
+
   it('refuses a body with fields (400 naming the field)', async () => {
     const tenant = await createTenant(service);
     const studyId = await createStudy(tenant);

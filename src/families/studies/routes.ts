@@ -3,7 +3,6 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { ServiceDeps } from '../../context.js';
 import { principalOf } from '../../http/auth.js';
-import { badRequest } from '../../http/errors.js';
 import { pageOf, startAfter } from '../../http/pagination.js';
 import { errorResponse, ListQuery } from '../../http/schemas.js';
 import {
@@ -27,22 +26,6 @@ const tags = ['Studies'];
 const notFound = errorResponse('Study not found (also for another workspace\'s study).');
 const invalid = errorResponse('Invalid input; `path` names the offending field or parameter.');
 const draftOnly = errorResponse('Study is not in draft status.');
-
-/**
- * For operations that take no body. Without a body schema Fastify accepts and ignores any body;
- * the contract refuses unknown fields. (A body schema would make the OpenAPI document declare a
- * required request body.)
- */
-async function refuseBody(request: FastifyRequest) {
-  const body: unknown = request.body;
-  if (body === undefined || body === null) return;
-  if (typeof body === 'object' && !Array.isArray(body)) {
-    const [field] = Object.keys(body);
-    if (field !== undefined) throw badRequest(`${field} is not a known field`, [field]);
-    return;
-  }
-  throw badRequest('This operation takes no body', []);
-}
 
 export const studiesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async (app, { deps }) => {
   const context = (request: FastifyRequest): service.CallContext => {
@@ -154,7 +137,6 @@ export const studiesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
     '/studies/:studyId/launch',
     {
       config: { right: 'studies:write' },
-      preValidation: refuseBody,
       schema: {
         operationId: 'launchStudy',
         summary: 'Launch a study',
@@ -188,7 +170,6 @@ export const studiesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
     '/studies/:studyId/screener',
     {
       config: { right: 'screeners:write' },
-      preValidation: refuseBody,
       schema: {
         operationId: 'deleteStudyScreener',
         'x-reference-id': 'E21',

@@ -1,0 +1,85 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** Messages between the bench and a server it runs in a child process. */
+export type ChildMessage = { type: 'ready'; port: number } | { type: 'failed'; message: string };
+export type ParentMessage = { type: 'stop' };
+
+export interface RunningChild {
+  port: number;
+  process: ChildProcess;
+  /** Asks the child to close its server and database and exit; resolves when it has exited. */
+  stop(): Promise<void>;
+}
+
+const tsxLoader = import.meta.resolve('tsx');
+
+/**
+ * Starts a TypeScript entry point in its own Node process (its own event loop and core, as a
+ * deployed server would have) and waits until it reports the port it listens on.
+ */
+export function startChild(entry: string, args: string[], options: { env?: NodeJS.ProcessEnv; nodeFlags?: string[]; startTimeoutMs?: number } = {}): Promise<RunningChild> {
+  const child = fork(fileURLToPath(entry), args, {
+    execArgv: ['--import', tsxLoader, ...(options.nodeFlags ?? [])],
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${entry} ${args.join(' ')} did not start within ${options.startTimeoutMs ?? 60_000} ms`));
+    }, options.startTimeoutMs ?? 60_000);
+    const onExit = (code: number | null) => {
+      clearTimeout(timer);
+      reject(new Error(`${entry} ${args.join(' ')} exited with code ${code} before it was ready`));
+    };
+    child.once('exit', onExit);
+    child.on('message', (message: ChildMessage) => {
+      if (message.type === 'failed') {
+        clearTimeout(timer);
+        child.off('exit', onExit);
+        child.kill('SIGKILL');
+        reject(new Error(message.message));
+        return;
+      }
+      clearTimeout(timer);
+      child.off('exit', onExit);
+      resolve({
+        port: message.port,
+        process: child,
+        async stop() {
+          if (child.exitCode !== null || child.signalCode !== null) return;
+          const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+          child.send({ type: 'stop' } satisfies ParentMessage);
+          await exited;
+          clearTimeout(killer);
+        },
+      });
+    });
+  });
+}
+
+/** The child's side: report readiness, and run `close` then exit when the parent says stop. */
+export function serveAsChild(close: () => Promise<void>, port: number): void {
+  let closing: Promise<void> | undefined;
+  // A normal exit rather than a signal, so that --cpu-prof writes its profile.
+  const shutdown = () => {
+    closing ??= close().finally(() => process.exit(0));
+  };
+  process.on('message', (message: ParentMessage) => {
+    if (message.type === 'stop') shutdown();
+  });
+  // An orphaned child (the bench was killed) must not keep the port and database busy.
+  process.on('disconnect', shutdown);
+  process.send?.({ type: 'ready', port } satisfies ChildMessage);
+}
+
+export function failAsChild(error: unknown): void {
+  const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  if (!process.send) {
+    process.stderr.write(`${message}\n`);
+    process.exit(1);
+  }
+  process.send({ type: 'failed', message } satisfies ChildMessage, () => process.exit(1));
+}

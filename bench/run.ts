@@ -1,0 +1,37 @@
+import type { BenchOptions, BenchResult } from './lib/types.js';
+
+/**
+ * `npm run bench -- NAME [--quick] [bench flags]`. Each bench prints its own table; the JSON
+ * figures are printed here, after every child process has stopped, so they are always the
+ * last line of output.
+ */
+const benches: Record<string, { summary: string; load: () => Promise<{ run(options: BenchOptions): Promise<BenchResult> }> }> = {
+  http: {
+    summary: 'GET /v1/studies/{id} at 50 connections against a bare Fastify + same-SQL floor (flags: --store=embedded, --profile, --calibrate, --rounds=N, --seconds=N)',
+    load: () => import('./http.js'),
+  },
+};
+
+function usage(problem: string): never {
+  process.stderr.write(`${problem}\n\nUsage: npm run bench -- NAME [--quick]\n\nAvailable benches:\n`);
+  for (const [name, bench] of Object.entries(benches)) process.stderr.write(`  ${name.padEnd(8)} ${bench.summary}\n`);
+  process.exit(2);
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  const name = args.find((arg) => !arg.startsWith('--'));
+  if (!name) usage('No bench named.');
+  const bench = Object.hasOwn(benches, name) ? benches[name] : undefined;
+  if (!bench) usage(`Unknown bench "${name}".`);
+  const flags = args.filter((arg) => arg !== name);
+  const quick = flags.includes('--quick');
+  const module = await bench.load();
+  const result = await module.run({ quick, flags: flags.filter((flag) => flag !== '--quick') });
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
