@@ -75,7 +75,7 @@ export async function seedHttpBench(store: BenchStore, totalStudies: number): Pr
     }
     if (!target) throw new Error('no workspace seeded');
 
-    const context = { db, clock: createClock(), workspaceId: target.workspaceId, userId: target.userId, canReadScreeners: true };
+    const context = { db, clock: createClock(), workspaceId: target.workspaceId, userId: target.userId, canReadScreeners: true, canReadPersonalData: true };
     const { studyId } = await createStudy(context, {
       studyType: 'INTERVIEWS',
       recruitmentStrategy: 'IN_SERVICE',

@@ -14,9 +14,15 @@ import { createRateLimiter } from './http/rate-limit.js';
 import { installBodyRules, installValidation } from './http/validation.js';
 import { studiesRoutes } from './families/studies/routes.js';
 import { studySchemas } from './families/studies/schemas.js';
+import { propertiesRoutes } from './families/properties/routes.js';
+import { propertySchemas } from './families/properties/schemas.js';
+import { populationsRoutes } from './families/populations/routes.js';
+import { populationSchemas } from './families/populations/schemas.js';
 import { usersRoutes } from './families/users/routes.js';
 import { userSchemas } from './families/users/schemas.js';
 import { testHelperRoutes } from './families/test-helpers/routes.js';
+import { registerJobs } from './jobs/registry.js';
+import { JobRunner } from './jobs/runner.js';
 
 export interface BuildOptions {
   config: Config;
@@ -37,6 +43,8 @@ export interface BuildOptions {
 export interface Service {
   app: FastifyInstance;
   deps: ServiceDeps;
+  /** Background jobs: polls when config.jobs is on; runDue() drains on demand (tests, the jobs/run helper). */
+  jobs: JobRunner;
   /** Stops accepting requests, lets in-flight ones finish, then closes connections. */
   close(): Promise<void>;
 }
@@ -74,6 +82,8 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
     },
     bodyLimit: 1024 * 1024,
+    // Behind a reverse proxy, the client address (for per-address rate limits) is in X-Forwarded-For.
+    trustProxy: config.trustProxy,
     // Long enough that route schemas (not the router) judge a path parameter's length.
     routerOptions: { maxParamLength: 1000 },
     frameworkErrors: answerFrameworkError,
@@ -101,7 +111,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl });
   installAuthentication(app, { db: deps.db, cache: deps.principals, limiter });
 
@@ -116,27 +126,38 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   });
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
 
+  const jobs = new JobRunner({ db: deps.db, clock: deps.clock, log: app.log });
+  registerJobs(jobs, deps);
+
   await app.register(
     async (v1) => {
       await v1.register(usersRoutes, { deps });
       await v1.register(studiesRoutes, { deps });
-      if (config.testHelpers) await v1.register(testHelperRoutes, { deps, prefix: '/test-helpers' });
+      await v1.register(propertiesRoutes, { deps });
+      await v1.register(populationsRoutes, { deps });
+      if (config.testHelpers) await v1.register(testHelperRoutes, { deps, jobs, prefix: '/test-helpers' });
     },
     { prefix: apiPrefix },
   );
   options.extraRoutes?.(app);
 
   await app.ready();
+  if (config.jobs) jobs.start(config.jobPollSeconds);
   if (!sharedLimits) app.log.warn('Redis is not reachable yet: rate limits are counted in process until it is');
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
-      await app.close();
-      await limiter.close();
-      if (ownsDatabase) await database.close();
+      // Background work stops first: its handlers still need the database closed below.
+      try {
+        await jobs.stop();
+        await app.close();
+        await limiter.close();
+      } finally {
+        if (ownsDatabase) await database.close();
+      }
     })();
     return closing;
   };
-  return { app, deps, close };
+  return { app, deps, jobs, close };
 }

@@ -13,6 +13,9 @@ const ConfigSchema = Type.Object({
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level))),
   authCacheSeconds: Type.Integer({ minimum: 0 }),
   publicUrl: Type.Optional(Type.String()),
+  trustProxy: Type.Union([Type.Boolean(), Type.String({ minLength: 1 })]),
+  jobs: Type.Boolean(),
+  jobPollSeconds: Type.Number({ exclusiveMinimum: 0 }),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -24,8 +27,25 @@ function integer(value: string | undefined, fallback: number): number {
   return /^-?\d+$/.test(value) ? Number(value) : Number.NaN;
 }
 
+function decimal(value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  return /^\d+(\.\d+)?$/.test(value) ? Number(value) : Number.NaN;
+}
+
+function onOff(name: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  if (value === 'on' || value === 'off') return value === 'on';
+  throw new ConfigError(`Invalid configuration ${name}: expected on or off`);
+}
+
 function blankToUndefined(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value;
+}
+
+function trustProxySetting(value: string | undefined): boolean | string {
+  if (value === undefined || value === '' || value === '0' || value === 'false') return false;
+  if (value === '1' || value === 'true') return true;
+  return value;
 }
 
 /** Reads the environment once at start; a bad value stops the process with a message naming it. */
@@ -42,6 +62,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel: (env.LOG_LEVEL ?? 'info') as Config['logLevel'],
     authCacheSeconds: integer(env.AUTH_CACHE_SECONDS, 5),
     publicUrl: blankToUndefined(env.PUBLIC_URL),
+    // "1"/"true": trust every proxy hop; otherwise a list of addresses or CIDR ranges of trusted proxies.
+    trustProxy: trustProxySetting(env.TRUST_PROXY),
+    jobs: onOff('JOBS', env.JOBS, true),
+    jobPollSeconds: decimal(env.JOB_POLL_SECONDS, 5),
     ...overrides,
   };
   for (const key of Object.keys(candidate) as (keyof Config)[]) {

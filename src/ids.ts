@@ -47,4 +47,8 @@ export const idPrefixes = {
   screener: 'scr',
   question: 'sqn',
   population: 'pop',
+  personProperty: 'prp',
+  propertyOption: 'pro',
+  propertyGroup: 'prg',
+  bulkActionRequest: 'bar',
 } as const;

@@ -16,9 +16,14 @@ async function main() {
       process.exit(1);
     }, 25_000);
     force.unref();
-    await service.close();
-    app.log.info('stopped');
-    process.exit(0);
+    try {
+      await service.close();
+      app.log.info('stopped');
+      process.exit(0);
+    } catch (error) {
+      app.log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));

@@ -20,7 +20,7 @@ export interface TestService extends Service {
 /** A service on a fresh embedded database, or on the shared PostgreSQL test database. */
 export async function startTestService(overrides: Partial<Config> = {}, options: Partial<BuildOptions> = {}): Promise<TestService> {
   const config = loadConfig(
-    { ...process.env, DATABASE_URL: testDatabaseUrl ?? '', REDIS_URL: '', LOG_LEVEL: 'silent' },
+    { ...process.env, DATABASE_URL: testDatabaseUrl ?? '', REDIS_URL: '', LOG_LEVEL: 'silent', JOBS: 'off' },
     { testHelpers: true, rateLimitMax: 100_000, ...overrides },
   );
   const database = await openDatabase({ databaseUrl: testDatabaseUrl, inMemory: true, poolSize: 5 });

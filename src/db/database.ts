@@ -3,7 +3,7 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import lockfile from 'proper-lockfile';
+import { DataDirLockedError, lockDataDir } from './data-dir-lock.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import type { DB } from './schema.js';
 
@@ -15,14 +15,7 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export class DataDirLockedError extends Error {
-  constructor(dataDir: string) {
-    super(
-      `The embedded store in ${dataDir} is in use by another process (a running server?). ` +
-        'Stop it, or point DATABASE_URL at PostgreSQL to share one database between processes.',
-    );
-  }
-}
+export { DataDirLockedError };
 
 /** Type OIDs whose default JavaScript conversions lose information or surprise callers. */
 const TIMESTAMPTZ = 1184;
@@ -44,6 +37,8 @@ const parsers: Record<number, (text: string) => unknown> = {
 };
 
 export interface OpenOptions {
+  /** Told about errors on idle connections (a restart or failover of PostgreSQL); stderr by default. */
+  onConnectionError?: (error: Error) => void;
   databaseUrl?: string;
   dataDir?: string;
   /** In-memory embedded store, for tests: no directory and no lock. */
@@ -52,11 +47,15 @@ export interface OpenOptions {
 }
 
 export async function openDatabase(options: OpenOptions): Promise<Database> {
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10, options.onConnectionError);
   return openEmbedded(options);
 }
 
-function openPostgres(connectionString: string, poolSize: number): Database {
+const reportToStderr = (error: Error): void => {
+  process.stderr.write(`database connection error: ${error.message}\n`);
+};
+
+function openPostgres(connectionString: string, poolSize: number, onConnectionError: (error: Error) => void = reportToStderr): Database {
   const pool = new pg.Pool({
     connectionString,
     max: poolSize,
@@ -66,6 +65,9 @@ function openPostgres(connectionString: string, poolSize: number): Database {
         parsers[oid] ?? pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
     },
   });
+  // An idle client dropped by the server emits 'error' on the pool; unheard, Node would crash.
+  // The pool discards that client and connects anew for the next query.
+  pool.on('error', onConnectionError);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return { db, kind: 'postgres', close: () => db.destroy() };
 }
@@ -79,19 +81,7 @@ async function openEmbedded(options: OpenOptions): Promise<Database> {
   if (!options.inMemory) {
     dataDir = path.resolve(options.dataDir ?? './data');
     mkdirSync(dataDir, { recursive: true });
-    try {
-      // PGlite has no lock of its own: a second process on the same directory would corrupt it.
-      releaseLock = await lockfile.lock(dataDir, {
-        lockfilePath: path.join(dataDir, 'service.lock'),
-        // PGlite runs on the event loop: a long query delays the lock's refresh, so the lock is
-        // only judged stale (taken over from a crashed process) after a minute without one.
-        stale: 60_000,
-        update: 10_000,
-      });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ELOCKED') throw new DataDirLockedError(dataDir);
-      throw error;
-    }
+    releaseLock = await lockDataDir(dataDir);
   }
   try {
     const pglite = await PGlite.create({

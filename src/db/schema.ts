@@ -191,6 +191,49 @@ export interface StudyStatusEventsTable {
   occurred_at: Timestamp;
 }
 
+export type PropertyType = 'STRING' | 'NUMBER' | 'DATETIME' | 'BOOLEAN' | 'SINGLE_SELECT' | 'MULTI_SELECT' | 'LOCATION';
+export type OptionColor = 'GREEN' | 'YELLOW' | 'BLUE' | 'GREY' | 'RED' | 'ORANGE' | 'PURPLE' | 'PINK';
+export type PropertyScopeType = 'ALL' | 'SPECIFIC';
+
+export interface PropertyGroupsTable {
+  workspace_id: string;
+  property_group_id: string;
+  name: string;
+  scope_type: PropertyScopeType;
+  is_default: ColumnType<boolean, boolean | undefined, boolean>;
+  created_at: Timestamp;
+}
+
+export interface PropertyGroupPopulationsTable {
+  workspace_id: string;
+  property_group_id: string;
+  population_id: string;
+}
+
+export interface PersonPropertiesTable {
+  workspace_id: string;
+  property_id: string;
+  name: string;
+  property_type: PropertyType;
+  is_unique: boolean;
+  is_phi: boolean;
+  is_pii: boolean;
+  description: ColumnType<string, string | undefined, string>;
+  property_group_id: string;
+  created_by_user_id: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface PropertyOptionsTable {
+  workspace_id: string;
+  option_id: string;
+  property_id: string;
+  name: string;
+  color: OptionColor;
+  position: number;
+}
+
 export interface DB {
   service_secrets: ServiceSecretsTable;
   workspaces: WorkspacesTable;
@@ -205,6 +248,35 @@ export interface DB {
   screeners: ScreenersTable;
   screener_questions: ScreenerQuestionsTable;
   study_status_events: StudyStatusEventsTable;
+  property_groups: PropertyGroupsTable;
+  property_group_populations: PropertyGroupPopulationsTable;
+  person_properties: PersonPropertiesTable;
+  property_options: PropertyOptionsTable;
+  jobs: JobsTable;
+}
+
+export type JobState = 'queued' | 'running' | 'completed' | 'failed';
+
+/** Background jobs (src/jobs/); system-wide ones carry the reserved workspace id '_system'. */
+export interface JobsTable {
+  workspace_id: string;
+  job_id: string;
+  queue: string;
+  payload: Json<unknown>;
+  state: JobState;
+  singleton_key: string | null;
+  run_after: Timestamp;
+  attempts: ColumnType<number, number | undefined, number>;
+  max_attempts: number;
+  backoff_seconds: number;
+  lease_token: string | null;
+  locked_until: Timestamp | null;
+  result: ColumnType<unknown, string | null | undefined, string | null>;
+  last_error: string | null;
+  created_at: Timestamp;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+  updated_at: Timestamp;
 }
 
 export type UserRow = Selectable<UsersTable>;

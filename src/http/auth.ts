@@ -86,18 +86,25 @@ export class PrincipalCache {
   }
 }
 
-export async function resolvePrincipal(db: Kysely<DB>, cache: PrincipalCache, authorization: string | undefined): Promise<Principal | undefined> {
+interface Credential {
+  workspaceId: string;
+  digest: string;
+}
+
+/** The bearer token of a request, if it has the shape of one of ours. */
+function readCredential(authorization: string | undefined): Credential | undefined {
   if (!authorization) return undefined;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
   if (!match) return undefined;
   const token = match[1]!;
   const parsed = parseToken(token);
-  if (!parsed) return undefined;
-  const digest = digestToken(token);
-  const cached = cache.get(digest);
-  if (cached) return cached;
+  return parsed ? { workspaceId: parsed.workspaceId, digest: digestToken(token) } : undefined;
+}
+
+function lookupPrincipal(db: Kysely<DB>, cache: PrincipalCache, credential: Credential): Promise<Principal | undefined> {
+  const { workspaceId, digest } = credential;
   return cache.load(digest, async () => {
-    const owner = await findTokenOwner(db, parsed.workspaceId, digest);
+    const owner = await findTokenOwner(db, workspaceId, digest);
     if (!owner || owner.status === 'DEACTIVATED') return undefined;
     return {
       workspaceId: owner.workspaceId,
@@ -122,19 +129,35 @@ function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision) {
  * check the route's declared right.
  */
 export function installAuthentication(app: FastifyInstance, deps: { db: Kysely<DB>; cache: PrincipalCache; limiter: RateLimiter }) {
+  const refuseTooMany = (reply: FastifyReply, decision: RateLimitDecision) => {
+    setRateLimitHeaders(reply, decision);
+    reply.header('Retry-After', decision.retryAfterSeconds);
+    return sendError(reply, new ApiError('TOO_MANY_REQUESTS'));
+  };
+
   app.decorateRequest('principal', undefined);
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    // Unknown paths reach the not-found handler with no route options: nothing to guard.
+    if (!request.routeOptions.url) return;
     const config = request.routeOptions.config;
-    if (!request.routeOptions.url || config.public || !config.right) return;
-    const principal = await resolvePrincipal(deps.db, deps.cache, request.headers.authorization);
-    const decision = await deps.limiter.consume(principal ? `token:${principal.tokenId}` : `address:${request.ip}`);
-    setRateLimitHeaders(reply, decision);
-    if (!decision.allowed) {
-      reply.header('Retry-After', decision.retryAfterSeconds);
-      return sendError(reply, new ApiError('TOO_MANY_REQUESTS'));
+    if (config.public) return;
+    // Fail closed: a route that declares neither a right nor `public` serves nobody.
+    const right = config.right;
+    if (!right) return sendError(reply, new ApiError('FORBIDDEN'));
+
+    const credential = readCredential(request.headers.authorization);
+    let principal = credential ? deps.cache.get(credential.digest) : undefined;
+    if (!principal) {
+      // A client address that has spent its budget on bad tokens costs no database lookup.
+      const refusal = await deps.limiter.refusalIfSpent(`address:${request.ip}`);
+      if (refusal) return refuseTooMany(reply, refusal);
+      principal = credential ? await lookupPrincipal(deps.db, deps.cache, credential) : undefined;
     }
+    const decision = await deps.limiter.consume(principal ? `token:${principal.tokenId}` : `address:${request.ip}`);
+    if (!decision.allowed) return refuseTooMany(reply, decision);
+    setRateLimitHeaders(reply, decision);
     if (!principal) return sendError(reply, new ApiError('UNAUTHORIZED'));
-    if (!roleHasRight(principal.role, config.right)) return sendError(reply, new ApiError('FORBIDDEN'));
+    if (!roleHasRight(principal.role, right)) return sendError(reply, new ApiError('FORBIDDEN'));
     request.principal = principal;
   });
 }

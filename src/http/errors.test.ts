@@ -92,13 +92,30 @@ describe('400 validation errors', () => {
 
   it('refuses the NUL character anywhere with a 400, never a 500', async () => {
     const inBody = await call(service, 'POST', '/studies', { token: tenant.token, body: { ...validStudy, studyPlan: { name: 'Check\u0000out' } } });
-    expect(expectErrorsBody(inBody, 400)).toEqual([{ message: 'name must not contain the NUL character', path: ['studyPlan', 'name'] }]);
+    expect(expectErrorsBody(inBody, 400)).toEqual([{ message: 'name must not contain the NUL character or unpaired surrogates', path: ['studyPlan', 'name'] }]);
 
     const inPath = await call(service, 'GET', '/studies/stu_%00abc', { token: tenant.token });
     expect(expectErrorsBody(inPath, 400)[0]!.path).toEqual(['studyId']);
 
     const inQuery = await call(service, 'GET', '/studies', { token: tenant.token, query: { startCursor: 'abc\u0000def' } });
     expect(expectErrorsBody(inQuery, 400)[0]!.path).toEqual(['startCursor']);
+  });
+
+  it('refuses an unpaired UTF-16 surrogate with a 400 naming the field, and writes nothing', async () => {
+    const before = (await call(service, 'GET', '/studies', { token: tenant.token })).json().total;
+    for (const method of ['POST', 'PATCH'] as const) {
+      const studyId = method === 'PATCH' ? (await call(service, 'POST', '/studies', { token: tenant.token, body: validStudy })).json().studyId : undefined;
+      const response = await service.app.inject({
+        method,
+        url: studyId ? `/v1/studies/${studyId}` : '/v1/studies',
+        headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' },
+        // Raw JSON: "\ud800" is valid JSON text but not a storable string.
+        payload: `{"studyPlan":{"name":"a\\ud800b"}${method === 'POST' ? ',"studyType":"INTERVIEWS","recruitmentStrategy":"IN_SERVICE"' : ''}}`,
+      });
+      expect(expectErrorsBody(response, 400), method).toEqual([expect.objectContaining({ path: ['studyPlan', 'name'] })]);
+    }
+    const after = (await call(service, 'GET', '/studies', { token: tenant.token })).json().total;
+    expect(after).toBe(before + 1);
   });
 
   it('names a query parameter of the wrong type by its name', async () => {

@@ -137,11 +137,18 @@ describe('GET /v1/openapi.json', () => {
   it('marks the reference operations with their x-reference-id, each id once', () => {
     const expected: Record<string, string> = {
       E3: 'PATCH /studies/{studyId}',
+      E4: 'POST /properties/import',
       E5: 'POST /studies/{studyId}/status',
+      E8: 'POST /properties/delete',
+      E9: 'GET /property-groups/{propertyGroupId}/properties',
+      E10: 'GET /properties',
+      E11: 'GET /property-groups',
       E12: 'GET /studies/{studyId}',
       E14: 'GET /me',
       E19: 'POST /studies',
+      E20: 'DELETE /properties/{propertyId}',
       E21: 'DELETE /studies/{studyId}/screener',
+      E22: 'GET /populations',
     };
     const marked = operations.filter(({ operation }) => operation['x-reference-id'] !== undefined);
     const ids = marked.map(({ operation }) => operation['x-reference-id']!);

@@ -1,13 +1,16 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { ErrorBody, PageInfo, plainText } from './schemas.js';
+import { ErrorBody, errorResponse, PageInfo, plainText } from './schemas.js';
 import { rolesWithRight } from './rights.js';
 
 export const apiPrefix = '/v1';
 
 export const tags = [
   { name: 'Studies', description: 'Studies: create, read, update, launch, pause and close; screeners and templates.' },
+  { name: 'Person Properties', description: "The workspace's own fields on people: import (create), list and delete, with select options." },
+  { name: 'Property Groups', description: 'Groups of person properties and the populations they apply to (scope ALL or SPECIFIC).' },
+  { name: 'Populations', description: 'Pools of people the workspace recruits from.' },
   { name: 'Users', description: 'The authenticated user.' },
   { name: 'Teams', description: 'Teams of the workspace.' },
 ];
@@ -68,9 +71,17 @@ export function enrichRouteSchema(route: RouteOptions): void {
   for (const [status, response] of Object.entries(responses)) {
     if (!response.content) responses[status] = { description: statusDescriptions[status] ?? 'Response', ...response, headers: rateLimitHeaders };
   }
+  // What the shared mechanisms answer on every route that takes input, so each route need not say it.
+  const takesInput = schema.params !== undefined || schema.querystring !== undefined || schema.body !== undefined;
+  if (takesInput && !responses[400]) responses[400] = { ...errorResponse('Invalid input; `path` names the offending field or parameter.'), headers: rateLimitHeaders };
+  if (schema.body !== undefined) {
+    responses[413] ??= { ...errorResponse('The request body is larger than 1 MiB.'), headers: rateLimitHeaders };
+    responses[415] ??= { ...errorResponse('The request body is not application/json.'), headers: rateLimitHeaders };
+  }
   for (const [status, response] of Object.entries(plainErrors)) {
     if (!responses[status]) responses[status] = { ...response, headers: { ...rateLimitHeaders, ...(response as { headers?: object }).headers } };
   }
+  responses[503] ??= plainText('Service Unavailable: the instance is shutting down; retry on another.', 'Service Unavailable');
   schema.response = responses;
 }
 
@@ -99,6 +110,10 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicUrl
       buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json.$id === 'string' ? json.$id : `def-${index}`),
     },
     transform: ({ schema, url }) => ({ schema: schema as never, url: url.startsWith(apiPrefix) ? url.slice(apiPrefix.length) : url }),
+  });
+  // The reference page and its assets are public, like the document they show.
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/docs')) route.config = { ...route.config, public: true };
   });
   await app.register(swaggerUi, {
     routePrefix: '/docs',

@@ -12,6 +12,8 @@ export interface RateLimitDecision {
 
 export interface RateLimiter {
   consume(key: string): Promise<RateLimitDecision>;
+  /** The key's budget without drawing on it: a refusal when it is spent, else undefined. */
+  refusalIfSpent(key: string): Promise<RateLimitDecision | undefined>;
   /** Resolves once the shared store is reachable (at once in process); false if it was not within the time. */
   ready(timeoutMs?: number): Promise<boolean>;
   close(): Promise<void>;
@@ -37,7 +39,9 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   if (options.redisUrl) {
     // No offline queue: while Redis is down a command fails at once and the insurance limiter
     // answers, instead of every request waiting on reconnection.
-    redis = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    // A command that gets no answer within commandTimeout fails too: a Redis that hangs must
+    // not hang every request.
+    redis = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 250 });
     // If Redis is unreachable, each instance falls back to its own in-process budget rather than
     // failing every request: limits loosen by the number of instances for as long as it lasts.
     // Connection errors are answered by the insurance limiter; ioredis reconnects by itself.
@@ -67,6 +71,10 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
         throw rejection;
       }
     },
+    async refusalIfSpent(key) {
+      const state = await limiter.get(key).catch(() => null);
+      return state && state.remainingPoints <= 0 ? decide(state, false) : undefined;
+    },
     async ready(timeoutMs = 5_000) {
       const client = redis;
       if (!client || client.status === 'ready') return true;
@@ -79,7 +87,10 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       });
     },
     async close() {
-      await redis?.quit();
+      if (!redis) return;
+      // quit() needs a live connection; an unreachable Redis is simply dropped.
+      if (redis.status === 'ready') await redis.quit().catch(() => redis?.disconnect());
+      else redis.disconnect();
     },
   };
 }

@@ -19,18 +19,22 @@ function makeAjv(coerceTypes: boolean | 'array'): Ajv {
   return ajv;
 }
 
-function findNul(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+/** A lone UTF-16 surrogate: JSON allows it ("\ud800"), PostgreSQL's jsonb refuses it and text would mangle it. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** The path of the first string PostgreSQL cannot store faithfully: one with NUL or a lone surrogate. */
+function findUnstorable(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') || LONE_SURROGATE.test(value) ? path : undefined;
   if (Array.isArray(value)) {
     for (let index = 0; index < value.length; index++) {
-      const found = findNul(value[index], `${path}/${index}`);
+      const found = findUnstorable(value[index], `${path}/${index}`);
       if (found !== undefined) return found;
     }
     return undefined;
   }
   if (value && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
-      const found = findNul(item, `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+      const found = findUnstorable(item, `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`);
       if (found !== undefined) return found;
     }
   }
@@ -40,7 +44,7 @@ function findNul(value: unknown, path: string): string | undefined {
 /**
  * Request validation: bodies are JSON and checked strictly (no type coercion: "5" is not 5);
  * path and query parameters are text and coerced to their declared types. Strings containing
- * NUL are refused everywhere, since PostgreSQL cannot store them.
+ * NUL or unpaired surrogates are refused everywhere, since PostgreSQL cannot store them.
  */
 export function installValidation(app: FastifyInstance): void {
   const bodyAjv = makeAjv(false);
@@ -62,9 +66,9 @@ export function installValidation(app: FastifyInstance): void {
         withNulCheck.errors = validate.errors;
         return false;
       }
-      const nulPath = findNul(data, '');
-      if (nulPath !== undefined) {
-        const error: ErrorObject = { instancePath: nulPath, keyword: 'nul', schemaPath: '', params: {}, message: 'must not contain the NUL character' };
+      const unstorablePath = findUnstorable(data, '');
+      if (unstorablePath !== undefined) {
+        const error: ErrorObject = { instancePath: unstorablePath, keyword: 'unstorable', schemaPath: '', params: {}, message: 'must not contain the NUL character or unpaired surrogates' };
         withNulCheck.errors = [error];
         return false;
       }

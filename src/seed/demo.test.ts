@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestService, type TestService } from '../../test/harness.js';
 import { createClock } from '../clock.js';
+import { propertyTypes } from '../families/properties/schemas.js';
 import { studyStatuses, studyTypes } from '../families/studies/schemas.js';
 import { allRoles } from '../http/rights.js';
 import { seedDemo } from './demo.js';
@@ -69,6 +70,25 @@ describe('seedDemo', () => {
     expect(response.statusCode, response.body).toBe(200);
     const draftInterview = seeded.studyIds[studyTypes.indexOf('INTERVIEWS') * studyStatuses.length];
     expect(response.json()).toMatchObject({ studyTemplateId: seeded.studyTemplateId, studyType: 'INTERVIEWS', hasScreener: true, createdFromStudyId: draftInterview });
+  });
+
+  it('makes person properties of every type with options, in an ALL group and a group for the beta testers', async () => {
+    const response = await call(service, 'GET', '/properties', { token: seeded.token, query: { size: '100' } });
+    expect(response.statusCode, response.body).toBe(200);
+    const { results } = response.json<{ results: { propertyId: string; propertyType: string; propertyOptions: unknown[]; propertyGroupId: string }[] }>();
+    expect(results.map((property) => property.propertyId)).toEqual(seeded.propertyIds);
+    expect(new Set(results.map((property) => property.propertyType))).toEqual(new Set(propertyTypes));
+    for (const property of results) {
+      const isSelect = property.propertyType === 'SINGLE_SELECT' || property.propertyType === 'MULTI_SELECT';
+      expect(property.propertyOptions.length > 0, property.propertyType).toBe(isSelect);
+    }
+    const groups = await call(service, 'GET', '/property-groups', { token: seeded.token });
+    expect(groups.json().results.map((group: { propertyGroupId: string; scopeType: string; populationIds: string[] }) => [group.propertyGroupId, group.scopeType, group.populationIds])).toEqual([
+      [seeded.propertyGroupIds[0], 'ALL', []],
+      [seeded.propertyGroupIds[1], 'SPECIFIC', [seeded.populationIds[1]]],
+    ]);
+    const forCustomers = await call(service, 'GET', '/property-groups', { token: seeded.token, query: { populationId: seeded.populationIds[0]! } });
+    expect(forCustomers.json().results.map((group: { propertyGroupId: string }) => group.propertyGroupId)).toEqual([seeded.propertyGroupIds[0]]);
   });
 
   it('can run again beside an earlier seed: a second, separate workspace', async () => {

@@ -1,9 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { DB, StudyStatus, StudyType, UserRole } from '../db/schema.js';
-import { idPrefixes, newId } from '../ids.js';
 import { allRoles } from '../http/rights.js';
 import * as studies from '../families/studies/service.js';
+import * as populations from '../families/populations/service.js';
+import * as properties from '../families/properties/service.js';
 import { createToken, createUser, createWorkspace } from '../families/workspaces/service.js';
 import { studyStatuses, studyTypes } from '../families/studies/schemas.js';
 
@@ -31,8 +32,8 @@ const pathTo: Record<StudyStatus, ('launch' | 'PAUSED' | 'CLOSED')[]> = {
 
 /**
  * A workspace full of realistic data to explore: a user of every role in teams, populations,
- * and studies of every type in every status (with screeners, owners and a template), all made
- * through the same services the API uses.
+ * person properties of every type in two groups, and studies of every type in every status
+ * (with screeners, owners and a template), all made through the same services the API uses.
  */
 export async function seedDemo(db: Kysely<DB>, clock: Clock) {
   const admin = await createWorkspace(db, { name: 'Demo Research', email: 'admin@demo.example', fullName: 'Dana Admin' }, clock.now());
@@ -58,12 +59,40 @@ export async function seedDemo(db: Kysely<DB>, clock: Clock) {
     ['Customers', 'People who bought from us in the last two years'],
     ['Beta testers', 'Opted in to try features early'],
   ] as const) {
-    const populationId = newId(idPrefixes.population);
-    await db.insertInto('populations').values({ workspace_id: workspaceId, population_id: populationId, name, description, created_at: clock.now().toISOString() }).execute();
-    populationIds.push(populationId);
+    populationIds.push((await populations.createPopulation({ db, clock, workspaceId }, { name, description })).populationId);
   }
 
-  const context: studies.CallContext = { db, clock, workspaceId, userId: users.RESEARCHER!, canReadScreeners: true };
+  // Person properties of every type, in a group for everyone and one for the beta testers only.
+  const panel: properties.CallContext = { db, clock, workspaceId, userId: users.OPS_MANAGER! };
+  const profile = await properties.createGroup(panel, { name: 'Profile', scopeType: 'ALL' });
+  const beta = await properties.createGroup(panel, { name: 'Beta programme', scopeType: 'SPECIFIC', populationIds: [populationIds[1]!] });
+  const options = (...names: string[]) => names.map((name) => ({ name }));
+  const imported = [
+    ...(await properties.importProperties(panel, [
+      { name: 'Customer number', propertyType: 'STRING', isUnique: true, isPII: true, description: 'From the CRM', propertyGroupId: profile.propertyGroupId },
+      { name: 'Job title', propertyType: 'STRING', propertyGroupId: profile.propertyGroupId },
+      { name: 'Household size', propertyType: 'NUMBER', propertyGroupId: profile.propertyGroupId },
+      { name: 'Birthday', propertyType: 'DATETIME', isPII: true, propertyGroupId: profile.propertyGroupId },
+      { name: 'Has children', propertyType: 'BOOLEAN', propertyGroupId: profile.propertyGroupId },
+      { name: 'Home', propertyType: 'LOCATION', isPII: true, propertyGroupId: profile.propertyGroupId },
+      {
+        name: 'Shopping frequency',
+        propertyType: 'SINGLE_SELECT',
+        propertyOptions: [{ name: 'Weekly', color: 'GREEN' }, { name: 'Monthly', color: 'YELLOW' }, { name: 'Rarely', color: 'GREY' }],
+        propertyGroupId: profile.propertyGroupId,
+      },
+      { name: 'Devices owned', propertyType: 'MULTI_SELECT', propertyOptions: options('Phone', 'Tablet', 'Laptop', 'Smart speaker'), propertyGroupId: profile.propertyGroupId },
+    ])).results,
+    ...(await properties.importProperties(panel, [
+      { name: 'Beta cohort', propertyType: 'SINGLE_SELECT', propertyOptions: options('Alpha', 'Beta', 'Gamma'), propertyGroupId: beta.propertyGroupId },
+      { name: 'Feedback channels', propertyType: 'MULTI_SELECT', propertyOptions: options('Email', 'In-app', 'Calls'), propertyGroupId: beta.propertyGroupId },
+      { name: 'Accessibility needs', propertyType: 'MULTI_SELECT', isPHI: true, propertyOptions: options('Screen reader', 'Captions', 'Large text'), propertyGroupId: beta.propertyGroupId },
+      { name: 'Enrolled at', propertyType: 'DATETIME', propertyGroupId: beta.propertyGroupId },
+    ])).results,
+  ];
+  const propertyIds = imported.map((result) => result.personProperty.propertyId);
+
+  const context: studies.CallContext = { db, clock, workspaceId, userId: users.RESEARCHER!, canReadScreeners: true, canReadPersonalData: true };
   const studyIds: string[] = [];
   for (const studyType of studyTypes) {
     for (const status of studyStatuses) {
@@ -104,5 +133,15 @@ export async function seedDemo(db: Kysely<DB>, clock: Clock) {
   }
   const template = await studies.createTemplate(context, { studyId: studyIds[studyTypes.indexOf('INTERVIEWS') * studyStatuses.length]!, name: '45-minute interview' });
 
-  return { workspaceId, token: admin.token, tokens, users, populationIds, studyIds, studyTemplateId: template.studyTemplateId };
+  return {
+    workspaceId,
+    token: admin.token,
+    tokens,
+    users,
+    populationIds,
+    propertyIds,
+    propertyGroupIds: [profile.propertyGroupId, beta.propertyGroupId],
+    studyIds,
+    studyTemplateId: template.studyTemplateId,
+  };
 }

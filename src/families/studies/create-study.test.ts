@@ -207,6 +207,15 @@ describe('POST /studies (E19)', () => {
       expect(response.json().errors).toEqual([{ message: expect.any(String), path }]);
     });
 
+    it('refuses a researchPlanUrl that is not http(s), such as javascript: (400)', async () => {
+      const tenant = await createTenant(service);
+      for (const url of ['javascript:alert(1)', 'ftp://example.org/plan', 'not a url']) {
+        const response = await refusedCreate(tenant, { ...interviews, studyPlan: { name: 'Links', researchPlanUrl: url } });
+        expect(response.statusCode, url).toBe(400);
+        expect(response.json().errors[0].path).toEqual(['studyPlan', 'researchPlanUrl']);
+      }
+    });
+
     it('refuses an endDate before the startDate (400)', async () => {
       const tenant = await createTenant(service);
       const response = await refusedCreate(tenant, { ...interviews, studyPlan: { name: 'Backwards', startDate: '2026-12-10', endDate: '2026-12-09' } });

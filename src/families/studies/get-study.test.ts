@@ -46,6 +46,18 @@ describe('GET /studies/{studyId} (E12)', () => {
     expect(response.json().screener).toBeNull();
   });
 
+  it("masks owners' names and emails for a token without the personal-data right, here and in lists", async () => {
+    const tenant = await createTenant(service);
+    const studyId = await createStudy(tenant);
+    const { token } = await tenant.tokenFor('SUPER_ADMIN', { canReadPersonalData: false });
+    const single = (await call(service, 'GET', `/studies/${studyId}`, { token })).json();
+    expect(single.owners).toEqual([expect.objectContaining({ userId: tenant.userId, fullname: '***', email: '***@***' })]);
+    const listed = (await call(service, 'GET', '/studies', { token })).json();
+    expect(listed.results[0].owners[0]).toMatchObject({ fullname: '***', email: '***@***' });
+    const clear = (await call(service, 'GET', `/studies/${studyId}`, { token: tenant.token })).json();
+    expect(clear.owners[0].email).toMatch(/@example\.test$/);
+  });
+
   it('answers an unknown id with 404 naming studyId', async () => {
     const tenant = await createTenant(service);
     const response = await call(service, 'GET', '/studies/stu_doesnotexist', { token: tenant.token });

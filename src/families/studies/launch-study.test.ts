@@ -73,7 +73,7 @@ describe('POST /studies/{studyId}/launch', () => {
     await setStatus(tenant, studyId, 'CLOSED');
     const response = await launch(tenant, studyId);
     expect(response.statusCode).toBe(409);
-    expect(response.json()).toEqual({ errors: [{ message: 'A closed study cannot change status', path: ['status'] }] });
+    expect(response.json()).toEqual({ errors: [{ message: 'A closed study cannot change status', path: ['studyId'] }] });
     expect((await call(service, 'GET', `/studies/${studyId}`, { token: tenant.token })).json().status).toBe('CLOSED');
     expect(await transitions(tenant, studyId)).toEqual(['null→DRAFT', 'DRAFT→CLOSED']);
   });

@@ -175,6 +175,16 @@ describe('PUT /studies/{studyId}/screener', () => {
     expect(response.statusCode).toBe(404);
     expect(response.json()).toEqual({ errors: [{ message: 'Study not found', path: ['studyId'] }] });
   });
+
+  it('answers null to a token that may write screeners but not read them, and still writes', async () => {
+    const tenant = await createTenant(service);
+    const studyId = await createStudy(tenant);
+    const { token } = await tenant.tokenFor('SUPER_ADMIN', { canReadScreeners: false });
+    const response = await call(service, 'PUT', `/studies/${studyId}/screener`, { token, body: { questions: [{ name: 'Age?', type: 'NUMBER' }] } });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json()).toBeNull();
+    expect((await getStudy(tenant, studyId)).screener.questions).toEqual([expect.objectContaining({ name: 'Age?' })]);
+  });
 });
 
 describeSecurity('PUT /studies/{studyId}/screener', () => service, {

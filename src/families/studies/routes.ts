@@ -30,7 +30,14 @@ const draftOnly = errorResponse('Study is not in draft status.');
 export const studiesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async (app, { deps }) => {
   const context = (request: FastifyRequest): service.CallContext => {
     const principal = principalOf(request);
-    return { db: deps.db, clock: deps.clock, workspaceId: principal.workspaceId, userId: principal.userId, canReadScreeners: principal.canReadScreeners };
+    return {
+      db: deps.db,
+      clock: deps.clock,
+      workspaceId: principal.workspaceId,
+      userId: principal.userId,
+      canReadScreeners: principal.canReadScreeners,
+      canReadPersonalData: principal.canReadPersonalData,
+    };
   };
 
   app.post(
@@ -156,11 +163,18 @@ export const studiesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
       schema: {
         operationId: 'putStudyScreener',
         summary: "Create or replace a study's screener",
-        description: 'Creates or replaces the SERVICE screener of a draft study (questions replaced in the given order) and sets includeScreener to true. Survey studies screen on their survey platform: 400.',
+        description:
+          'Creates or replaces the SERVICE screener of a draft study (questions replaced in the given order) and sets includeScreener to true. ' +
+          'Survey studies screen on their survey platform: 400. The response is the screener, or null for a token that cannot read screeners.',
         tags,
         params: StudyParams,
         body: PutScreenerBody,
-        response: { 200: Type.Ref(Screener), 400: invalid, 404: notFound, 409: draftOnly },
+        response: {
+          200: Type.Union([Type.Ref(Screener), Type.Null()], { description: 'The screener as written (null without the right to read screeners).' }),
+          400: invalid,
+          404: notFound,
+          409: draftOnly,
+        },
       },
     },
     async (request) => service.putScreener(context(request), request.params.studyId, request.body),

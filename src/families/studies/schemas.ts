@@ -35,7 +35,7 @@ const studyPlanInputProperties = {
   externalDescription: Type.Optional(Text({ maxLength: 10_000 })),
   startDate: Type.Optional(IsoDate()),
   endDate: Type.Optional(IsoDate('On or after startDate.')),
-  researchPlanUrl: Type.Optional(Type.String({ format: 'uri', maxLength: 2000 })),
+  researchPlanUrl: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000, description: 'An http(s) URL.' })),
   participationLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   consentFormId: Type.Optional(Text({ minLength: 1, maxLength: 200 })),
   incentive: Type.Optional(IncentiveInput),

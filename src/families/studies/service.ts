@@ -3,6 +3,7 @@ import type { Clock } from '../../clock.js';
 import type { DB, ScreenerType, StoredStudyPlan, StudyStatus, StudyType, TemplateScreener } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { ApiError, badRequest, conflict, draftStatusError, notFound } from '../../http/errors.js';
+import { maskEmail, maskText } from '../../http/masking.js';
 import { idPrefixes, newId } from '../../ids.js';
 import { findUsers } from '../users/queries.js';
 import * as queries from './queries.js';
@@ -15,6 +16,7 @@ export interface CallContext {
   workspaceId: string;
   userId: string;
   canReadScreeners: boolean;
+  canReadPersonalData: boolean;
 }
 
 const now = (context: CallContext) => context.clock.now().toISOString();
@@ -49,14 +51,19 @@ export function presentPlan(plan: StoredStudyPlan) {
   };
 }
 
-function presentSummary(record: Omit<queries.StudyRecord, 'screener'>) {
-  const { plan, ...rest } = record;
-  return { ...rest, createdAt: iso(record.createdAt), studyPlan: presentPlan(plan) };
+function presentSummary(record: Omit<queries.StudyRecord, 'screener'>, canReadPersonalData: boolean) {
+  const { plan, owners, ...rest } = record;
+  return {
+    ...rest,
+    createdAt: iso(record.createdAt),
+    studyPlan: presentPlan(plan),
+    owners: owners.map((owner) => ({ ...owner, fullname: maskText(owner.fullname, canReadPersonalData), email: maskEmail(owner.email, canReadPersonalData) })),
+  };
 }
 
-function presentStudy(record: queries.StudyRecord) {
+function presentStudy(record: queries.StudyRecord, canReadPersonalData: boolean) {
   const { screener, ...summary } = record;
-  return { ...presentSummary(summary), screener: screener ? presentScreener(screener) : null };
+  return { ...presentSummary(summary, canReadPersonalData), screener: screener ? presentScreener(screener) : null };
 }
 
 /** Merges a plan patch: only supplied fields change; the incentive merges field by field. */
@@ -73,22 +80,24 @@ function checkDates(plan: StoredStudyPlan) {
   }
 }
 
-export async function getStudy(context: CallContext, studyId: string) {
-  const record = await queries.findStudy(context.db, context.workspaceId, studyId, context.canReadScreeners);
+/** The study as the caller may see it. `db` is the transaction that changed it, when there was one, so
+ * the response shows that change and not a later request's. */
+export async function getStudy(context: CallContext, studyId: string, db: Kysely<DB> = context.db) {
+  const record = await queries.findStudy(db, context.workspaceId, studyId, context.canReadScreeners);
   if (!record) throw notFound('Study', ['studyId']);
-  return presentStudy(record);
+  return presentStudy(record, context.canReadPersonalData);
 }
 
-async function getSummary(context: CallContext, studyId: string) {
-  const record = await queries.findStudy(context.db, context.workspaceId, studyId, false);
+async function getSummary(context: CallContext, studyId: string, db: Kysely<DB>) {
+  const record = await queries.findStudy(db, context.workspaceId, studyId, false);
   if (!record) throw notFound('Study', ['studyId']);
   const { screener: _screener, ...summary } = record;
-  return presentSummary(summary);
+  return presentSummary(summary, context.canReadPersonalData);
 }
 
 export async function listStudies(context: CallContext, filter: queries.StudyListFilter, afterStudyId: string | undefined, size: number) {
   const { rows, total } = await queries.listStudies(context.db, context.workspaceId, filter, afterStudyId, size);
-  return { rows: rows.slice(0, size).map(presentSummary), hasNextPage: rows.length > size, total };
+  return { rows: rows.slice(0, size).map((row) => presentSummary(row, context.canReadPersonalData)), hasNextPage: rows.length > size, total };
 }
 
 interface StudySource {
@@ -219,10 +228,10 @@ export async function createStudy(context: CallContext, body: CreateStudyBody): 
 }
 
 export async function updateStudy(context: CallContext, studyId: string, patch: { studyPlan?: StudyPlanInput }) {
-  await inTransaction(context.db, async (db) => {
+  return inTransaction(context.db, async (db) => {
     const study = await queries.lockStudy(db, context.workspaceId, studyId);
     if (!study) throw notFound('Study', ['studyId']);
-    if (!patch.studyPlan) return;
+    if (!patch.studyPlan) return getStudy(context, studyId, db);
     const plan = mergePlan(study.plan, patch.studyPlan);
     checkDates(plan);
     const at = now(context);
@@ -230,41 +239,42 @@ export async function updateStudy(context: CallContext, studyId: string, patch: 
       await addScreener(db, context.workspaceId, studyId, { type: screenerTypeFor(study.study_type), showSchedulerToQualified: false, qualifyByDefault: false, questions: [] }, at);
     }
     await queries.updateStudyPlan(db, context.workspaceId, studyId, plan, at);
+    return getStudy(context, studyId, db);
   });
-  return getStudy(context, studyId);
 }
 
-/** Which status changes E5 and launch allow; CLOSED is final. */
-export function checkStatusChange(from: StudyStatus, to: StudyStatus): void {
+/** Which status changes E5 and launch allow; CLOSED is final. `path` names what the caller asked with. */
+export function checkStatusChange(from: StudyStatus, to: StudyStatus, path: string[]): void {
   if (from === to) return;
-  if (from === 'CLOSED') throw conflict('A closed study cannot change status', ['status']);
-  if (to === 'ACTIVE' && from !== 'DRAFT' && from !== 'PAUSED') throw conflict(`A ${from} study cannot be launched`, ['status']);
+  if (from === 'CLOSED') throw conflict('A closed study cannot change status', path);
+  if (to === 'ACTIVE' && from !== 'DRAFT' && from !== 'PAUSED') throw conflict(`A ${from} study cannot be launched`, path);
 }
 
-async function changeStatus(context: CallContext, studyId: string, to: StudyStatus) {
-  await inTransaction(context.db, async (db) => {
+async function changeStatus(context: CallContext, studyId: string, to: StudyStatus, path: string[]) {
+  return inTransaction(context.db, async (db) => {
     const study = await queries.lockStudy(db, context.workspaceId, studyId);
     if (!study) throw notFound('Study', ['studyId']);
-    checkStatusChange(study.status, to);
-    if (study.status === to) return;
-    const at = now(context);
-    await queries.updateStudyStatus(db, context.workspaceId, studyId, to, at);
-    await queries.insertStatusEvent(db, { workspaceId: context.workspaceId, studyId, from: study.status, to, userId: context.userId, occurredAt: at });
+    checkStatusChange(study.status, to, path);
+    if (study.status !== to) {
+      const at = now(context);
+      await queries.updateStudyStatus(db, context.workspaceId, studyId, to, at);
+      await queries.insertStatusEvent(db, { workspaceId: context.workspaceId, studyId, from: study.status, to, userId: context.userId, occurredAt: at });
+    }
+    return getSummary(context, studyId, db);
   });
 }
 
-export async function setStudyStatus(context: CallContext, studyId: string, to: 'PAUSED' | 'CLOSED') {
-  await changeStatus(context, studyId, to);
-  return getSummary(context, studyId);
+export function setStudyStatus(context: CallContext, studyId: string, to: 'PAUSED' | 'CLOSED') {
+  return changeStatus(context, studyId, to, ['status']);
 }
 
-export async function launchStudy(context: CallContext, studyId: string) {
-  await changeStatus(context, studyId, 'ACTIVE');
-  return getSummary(context, studyId);
+export function launchStudy(context: CallContext, studyId: string) {
+  return changeStatus(context, studyId, 'ACTIVE', ['studyId']);
 }
 
+/** The screener as written; null for a token that may write screeners but not read them. */
 export async function putScreener(context: CallContext, studyId: string, body: PutScreenerBody) {
-  await inTransaction(context.db, async (db) => {
+  return inTransaction(context.db, async (db) => {
     const { workspaceId } = context;
     const study = await queries.lockStudy(db, workspaceId, studyId);
     if (!study) throw notFound('Study', ['studyId']);
@@ -289,9 +299,10 @@ export async function putScreener(context: CallContext, studyId: string, body: P
       await addScreener(db, workspaceId, studyId, { type: 'SERVICE', ...settings, questions }, at);
     }
     await queries.updateStudyPlan(db, workspaceId, studyId, { ...study.plan, includeScreener: true }, at);
+    if (!context.canReadScreeners) return null;
+    const written = await queries.findStudy(db, workspaceId, studyId, true);
+    return presentScreener(written!.screener!);
   });
-  const study = await queries.findStudy(context.db, context.workspaceId, studyId, true);
-  return presentScreener(study!.screener!);
 }
 
 export async function deleteScreener(context: CallContext, studyId: string) {
@@ -317,7 +328,7 @@ function presentTemplate(template: NonNullable<Awaited<ReturnType<typeof queries
 
 export async function createTemplate(context: CallContext, body: { studyId: string; name: string }) {
   const templateId = newId(idPrefixes.studyTemplate);
-  await inTransaction(context.db, async (db) => {
+  return inTransaction(context.db, async (db) => {
     const study = await queries.lockStudy(db, context.workspaceId, body.studyId);
     if (!study) throw notFound('Study', ['studyId']);
     await queries.insertTemplate(db, {
@@ -333,12 +344,12 @@ export async function createTemplate(context: CallContext, body: { studyId: stri
       created_by_user_id: context.userId,
       created_at: now(context),
     });
+    return getTemplate(context, templateId, db);
   });
-  return getTemplate(context, templateId);
 }
 
-export async function getTemplate(context: CallContext, templateId: string) {
-  const template = await queries.findTemplate(context.db, context.workspaceId, templateId);
+export async function getTemplate(context: CallContext, templateId: string, db: Kysely<DB> = context.db) {
+  const template = await queries.findTemplate(db, context.workspaceId, templateId);
   if (!template) throw notFound('Study template', ['studyTemplateId']);
   return presentTemplate(template);
 }

@@ -1,12 +1,31 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { ServiceDeps } from '../../context.js';
+import type { JobRunner } from '../../jobs/runner.js';
+
+const JobRunSchema = Type.Object({
+  jobId: Type.String(),
+  queue: Type.String(),
+  workspaceId: Type.String(),
+  attempt: Type.Integer(),
+  outcome: Type.Union(['completed', 'retrying', 'failed', 'lease-lost', 'released'].map((outcome) => Type.Literal(outcome))),
+  error: Type.Optional(Type.String()),
+});
+
+const DrainReportSchema = Type.Object({
+  ran: Type.Integer({ description: 'handler runs' }),
+  completed: Type.Integer(),
+  retrying: Type.Integer({ description: 'runs that failed and will be retried after their backoff' }),
+  failed: Type.Integer({ description: 'jobs failed for good (no attempts left)' }),
+  jobs: Type.Array(JobRunSchema),
+});
 
 /**
- * Routes that exist only with TEST_HELPERS=1: they move the service's clock (section 4 of the
- * contract). Claims, failures and jobs arrive with the families that need them.
+ * Routes that exist only with TEST_HELPERS=1 (section 4 of the contract): they move the
+ * service's clock and run due background work. Claims and failures arrive with the families
+ * that need them.
  */
-export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async (app, { deps }) => {
+export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jobs: JobRunner }> = async (app, { deps, jobs }) => {
   const common = { tags: ['Test helpers'], hide: true } as const;
   app.post(
     '/clock',
@@ -35,5 +54,20 @@ export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> 
       deps.clock.reset();
       return { now: deps.clock.now().toISOString() };
     },
+  );
+  app.post(
+    '/jobs/run',
+    {
+      config: { public: true },
+      schema: {
+        ...common,
+        operationId: 'runDueJobs',
+        summary: 'Run all due background work now',
+        description:
+          "Enqueues the current run of every recurring schedule, then runs every job due by the service's clock until none is left, and answers what ran.",
+        response: { 200: DrainReportSchema },
+      },
+    },
+    async () => jobs.runDue(),
   );
 };

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { ServiceDeps } from '../../context.js';
 import { principalOf } from '../../http/auth.js';
-import { errorResponse } from '../../http/schemas.js';
 import { findUserWithTeams, listTeams } from './queries.js';
 import { TeamList, User } from './schemas.js';
 
@@ -17,7 +16,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = asy
         summary: 'The authenticated user',
         description: "The token's user, with the teams they belong to.",
         tags: ['Users'],
-        response: { 200: Type.Ref(User), 404: errorResponse('The user no longer exists.') },
+        response: { 200: Type.Ref(User) },
       },
     },
     async (request) => {

@@ -29,41 +29,44 @@ export interface NewUser {
   jobRole?: string;
 }
 
-export async function createUser(db: Kysely<DB>, user: NewUser, at: Date = new Date()): Promise<{ userId: string }> {
-  return inTransaction(db, async (trx) => {
-    const workspace = await trx.selectFrom('workspaces').where('workspace_id', '=', user.workspaceId).select('workspace_id').executeTakeFirst();
-    if (!workspace) throw new AdminError(`Workspace ${user.workspaceId} not found`);
-    const taken = await trx
-      .selectFrom('users')
-      .where('workspace_id', '=', user.workspaceId)
-      .where((eb) => eb(eb.fn('lower', ['email']), '=', user.email.toLowerCase()))
-      .select('user_id')
-      .executeTakeFirst();
-    if (taken) throw new AdminError(`A user with email ${user.email} already exists in this workspace`);
-    const userId = newId(idPrefixes.user);
-    const iso = at.toISOString();
-    await trx
-      .insertInto('users')
-      .values({
-        workspace_id: user.workspaceId,
-        user_id: userId,
-        email_account_id: newId(idPrefixes.emailAccount),
-        email: user.email,
-        fullname: user.fullName ?? user.email.split('@')[0]!,
-        job_role: user.jobRole ?? '',
-        status: user.status ?? 'ACTIVE',
-        seat: user.seat ?? null,
-        role: user.role,
-        created_at: iso,
-        updated_at: iso,
-      })
-      .execute();
-    for (const teamName of user.teams ?? []) {
-      const teamId = await ensureTeam(trx, user.workspaceId, teamName, iso);
-      await trx.insertInto('team_members').values({ workspace_id: user.workspaceId, team_id: teamId, user_id: userId }).execute();
-    }
-    return { userId };
-  });
+export function createUser(db: Kysely<DB>, user: NewUser, at: Date = new Date()): Promise<{ userId: string }> {
+  return inTransaction(db, (trx) => insertUser(trx, user, at));
+}
+
+/** A user, inside the caller's transaction. */
+async function insertUser(trx: Kysely<DB>, user: NewUser, at: Date): Promise<{ userId: string }> {
+  const workspace = await trx.selectFrom('workspaces').where('workspace_id', '=', user.workspaceId).select('workspace_id').executeTakeFirst();
+  if (!workspace) throw new AdminError(`Workspace ${user.workspaceId} not found`);
+  const taken = await trx
+    .selectFrom('users')
+    .where('workspace_id', '=', user.workspaceId)
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', user.email.toLowerCase()))
+    .select('user_id')
+    .executeTakeFirst();
+  if (taken) throw new AdminError(`A user with email ${user.email} already exists in this workspace`);
+  const userId = newId(idPrefixes.user);
+  const iso = at.toISOString();
+  await trx
+    .insertInto('users')
+    .values({
+      workspace_id: user.workspaceId,
+      user_id: userId,
+      email_account_id: newId(idPrefixes.emailAccount),
+      email: user.email,
+      fullname: user.fullName ?? user.email.split('@')[0]!,
+      job_role: user.jobRole ?? '',
+      status: user.status ?? 'ACTIVE',
+      seat: user.seat ?? null,
+      role: user.role,
+      created_at: iso,
+      updated_at: iso,
+    })
+    .execute();
+  for (const teamName of user.teams ?? []) {
+    const teamId = await ensureTeam(trx, user.workspaceId, teamName, iso);
+    await trx.insertInto('team_members').values({ workspace_id: user.workspaceId, team_id: teamId, user_id: userId }).execute();
+  }
+  return { userId };
 }
 
 /** The team of that name (case-insensitive), created if the workspace has none. */
@@ -120,10 +123,13 @@ export async function createWorkspace(
 ): Promise<{ workspaceId: string; userId: string; token: string }> {
   const workspaceId = newId(idPrefixes.workspace);
   const slug = `${slugify(input.name)}-${workspaceId.slice(-6).toLowerCase()}`;
-  await db.insertInto('workspaces').values({ workspace_id: workspaceId, name: input.name, slug, created_at: at.toISOString() }).execute();
-  const { userId } = await createUser(db, { workspaceId, email: input.email, role: 'SUPER_ADMIN', fullName: input.fullName, seat: 'RESEARCHER_PAID' }, at);
-  const { token } = await createToken(db, workspaceId, userId, {}, at);
-  return { workspaceId, userId, token };
+  // All or nothing: a workspace without its first user and token would be unreachable.
+  return inTransaction(db, async (trx) => {
+    await trx.insertInto('workspaces').values({ workspace_id: workspaceId, name: input.name, slug, created_at: at.toISOString() }).execute();
+    const { userId } = await insertUser(trx, { workspaceId, email: input.email, role: 'SUPER_ADMIN', fullName: input.fullName, seat: 'RESEARCHER_PAID' }, at);
+    const { token } = await createToken(trx, workspaceId, userId, {}, at);
+    return { workspaceId, userId, token };
+  });
 }
 
 export async function setUserStatus(db: Kysely<DB>, workspaceId: string, userId: string, status: UsersTable['status'], at: Date = new Date()) {

@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, createTenant, startTestService, type Tenant, type TestService } from '../../../test/harness.js';
+import { describeSecurity } from '../../../test/security.js';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(async () => service.stop());
+
+async function addProperties(tenant: Tenant, items: object[]) {
+  const response = await call(service, 'POST', '/properties/import', { token: tenant.token, body: items });
+  expect(response.statusCode, response.body).toBe(200);
+  return response.json<{ results: { personProperty: { propertyId: string } }[] }>().results.map((result) => result.personProperty.propertyId);
+}
+
+async function propertyIds(tenant: Tenant) {
+  const response = await call(service, 'GET', '/properties', { token: tenant.token, query: { size: '100' } });
+  expect(response.statusCode, response.body).toBe(200);
+  return response.json<{ results: { propertyId: string }[] }>().results.map((property) => property.propertyId);
+}
+
+describe('DELETE /properties/{propertyId} (E20)', () => {
+  it('deletes the property with its options, leaving the others', async () => {
+    const tenant = await createTenant(service);
+    const [plan, age] = await addProperties(tenant, [
+      { name: 'Plan', propertyType: 'SINGLE_SELECT', propertyOptions: [{ name: 'Free' }, { name: 'Paid' }] },
+      { name: 'Age', propertyType: 'NUMBER' },
+    ]);
+    const response = await call(service, 'DELETE', `/properties/${plan}`, { token: tenant.token });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json()).toEqual({ message: 'Property deleted' });
+    expect(await propertyIds(tenant)).toEqual([age]);
+    const options = await service.deps.db.selectFrom('property_options').where('workspace_id', '=', tenant.workspaceId).select('name').execute();
+    expect(options).toEqual([]);
+    const groups = await call(service, 'GET', '/property-groups', { token: tenant.token });
+    expect(groups.json().results[0].propertyIds).toEqual([age]);
+  });
+
+  it('frees the name and the unique slot of the deleted property', async () => {
+    const tenant = await createTenant(service);
+    const ids = await addProperties(tenant, Array.from({ length: 10 }, (_, index) => ({ name: `Unique ${index}`, propertyType: 'STRING', isUnique: true })));
+    expect((await call(service, 'DELETE', `/properties/${ids[0]}`, { token: tenant.token })).statusCode).toBe(200);
+    const again = await call(service, 'POST', '/properties/import', { token: tenant.token, body: [{ name: 'unique 0', propertyType: 'NUMBER', isUnique: true }] });
+    expect(again.json()).toMatchObject({ results: [{ personProperty: { name: 'unique 0', isUnique: true } }], errors: [] });
+  });
+
+  it('answers an unknown id, or one already deleted, with 404 naming propertyId', async () => {
+    const tenant = await createTenant(service);
+    const [age] = await addProperties(tenant, [{ name: 'Age', propertyType: 'NUMBER' }]);
+    expect((await call(service, 'DELETE', `/properties/${age}`, { token: tenant.token })).statusCode).toBe(200);
+    for (const propertyId of [age, 'prp_doesnotexist']) {
+      const response = await call(service, 'DELETE', `/properties/${propertyId}`, { token: tenant.token });
+      expect(response.statusCode).toBe(404);
+      expect(response.json()).toEqual({ errors: [{ message: 'Property not found', path: ['propertyId'] }] });
+    }
+  });
+
+  it('refuses a path parameter over 200 characters and a body', async () => {
+    const tenant = await createTenant(service);
+    const [age] = await addProperties(tenant, [{ name: 'Age', propertyType: 'NUMBER' }]);
+    const long = await call(service, 'DELETE', `/properties/${'p'.repeat(201)}`, { token: tenant.token });
+    expect(long.statusCode).toBe(400);
+    expect(long.json()).toEqual({ errors: [{ message: expect.any(String), path: ['propertyId'] }] });
+    const withBody = await call(service, 'DELETE', `/properties/${age}`, { token: tenant.token, body: { force: true } });
+    expect(withBody.statusCode).toBe(400);
+    expect(await propertyIds(tenant)).toEqual([age]);
+  });
+});
+
+describeSecurity('DELETE /properties/{propertyId}', () => service, {
+  method: 'DELETE',
+  right: 'properties:write',
+  addressesResource: true,
+  request: async (tenant) => ({ url: `/properties/${(await addProperties(tenant, [{ name: 'Age', propertyType: 'NUMBER' }]))[0]}` }),
+});

@@ -1,0 +1,12 @@
+import type { ServiceDeps } from '../context.js';
+import { pruneJobsHandler, pruneJobsSchedule } from './prune.js';
+import type { JobRunner } from './runner.js';
+
+/**
+ * Every queue the service runs and every recurring schedule. Each family adds its handlers here
+ * (deletion purges, imports, incentive expiry), so every instance can run every kind of job.
+ */
+export function registerJobs(runner: JobRunner, deps: ServiceDeps): void {
+  runner.register(pruneJobsHandler(deps.db));
+  runner.schedule(pruneJobsSchedule);
+}
