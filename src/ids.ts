@@ -47,6 +47,8 @@ export const idPrefixes = {
   screener: 'scr',
   question: 'sqn',
   population: 'pop',
+  person: 'per',
+  import: 'imp',
   personProperty: 'prp',
   propertyOption: 'pro',
   propertyGroup: 'prg',

@@ -234,7 +234,61 @@ export interface PropertyOptionsTable {
   position: number;
 }
 
+export type ContactStatus = 'CONTACTABLE' | 'OPTED_OUT' | 'UNREACHABLE';
+
+/** A custom property's value as stored in people.properties (contract §2 shapes). */
+export type PropertyValue = string | number | boolean | string[] | PersonLocation;
+
+export interface PersonLocation {
+  address?: string;
+  city?: string;
+  region?: string;
+  postalCode?: string;
+  country: string;
+  lat?: number;
+  lng?: number;
+}
+
+export interface PeopleTable {
+  workspace_id: string;
+  person_id: string;
+  email: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  phone: string | null;
+  additional_emails: ColumnType<string[], string[] | undefined, string[]>;
+  additional_phones: ColumnType<string[], string[] | undefined, string[]>;
+  is_opted_out: ColumnType<boolean, boolean | undefined, boolean>;
+  contact_status: ColumnType<ContactStatus, ContactStatus | undefined, ContactStatus>;
+  contact_status_updated_at: Timestamp | null;
+  properties: ColumnType<Record<string, PropertyValue>, string | undefined, string>;
+  import_source: string | null;
+  last_import_id: string | null;
+  imported_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  deleted_at: Timestamp | null;
+  purged_at: Timestamp | null;
+}
+
+export interface PersonUniqueValuesTable {
+  workspace_id: string;
+  property_id: string;
+  value_key: string;
+  person_id: string;
+}
+
+export interface PopulationMembersTable {
+  workspace_id: string;
+  population_id: string;
+  person_id: string;
+  added_at: Timestamp;
+}
+
 export interface DB {
+  people: PeopleTable;
+  person_unique_values: PersonUniqueValuesTable;
+  population_members: PopulationMembersTable;
   service_secrets: ServiceSecretsTable;
   workspaces: WorkspacesTable;
   users: UsersTable;
