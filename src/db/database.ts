@@ -37,6 +37,8 @@ const parsers: Record<number, (text: string) => unknown> = {
 };
 
 export interface OpenOptions {
+  /** Names this pool's sessions in pg_stat_activity (PostgreSQL only). */
+  applicationName?: string;
   /** Told about errors on idle connections (a restart or failover of PostgreSQL); stderr by default. */
   onConnectionError?: (error: Error) => void;
   databaseUrl?: string;
@@ -47,7 +49,7 @@ export interface OpenOptions {
 }
 
 export async function openDatabase(options: OpenOptions): Promise<Database> {
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10, options.onConnectionError);
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10, options.onConnectionError, options.applicationName);
   return openEmbedded(options);
 }
 
@@ -55,11 +57,17 @@ const reportToStderr = (error: Error): void => {
   process.stderr.write(`database connection error: ${error.message}\n`);
 };
 
-function openPostgres(connectionString: string, poolSize: number, onConnectionError: (error: Error) => void = reportToStderr): Database {
+function openPostgres(
+  connectionString: string,
+  poolSize: number,
+  onConnectionError: (error: Error) => void = reportToStderr,
+  applicationName = 'recruit-ops',
+): Database {
   const pool = new pg.Pool({
     connectionString,
     max: poolSize,
     options: '-c TimeZone=UTC',
+    application_name: applicationName,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         parsers[oid] ?? pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,

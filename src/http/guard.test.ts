@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, createTenant, startTestService, storeKind, type Tenant, type TestService } from '../../test/harness.js';
+import { call, createTenant, startTestService, storeKind, type Tenant, type TestService, testDatabaseUrl } from '../../test/harness.js';
+import { openDatabase } from '../db/database.js';
 
 let service: TestService;
 let tenant: Tenant;
@@ -46,16 +47,23 @@ describe('the route guard', () => {
 
 describe.runIf(storeKind === 'postgres')('a PostgreSQL connection dropped by the server', () => {
   it('is replaced: the process lives on and the next request is served', async () => {
-    expect((await call(service, 'GET', '/me', { token: tenant.token })).statusCode).toBe(200);
-    // Another session ends every connection of this test database but its own, as a restart,
-    // failover or idle timeout would.
-    const { rows } = await sql<{ datname: string }>`select current_database() as datname`.execute(service.deps.db);
-    const database = await import('../db/database.js');
-    const admin = await database.openDatabase({ databaseUrl: process.env.DATABASE_URL!, poolSize: 1, onConnectionError: (error) => connectionErrors.push(error) });
-    await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${rows[0]!.datname} and pid <> pg_backend_pid()`.execute(admin.db);
-    await admin.close();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const response = await call(service, 'GET', '/studies', { token: tenant.token });
-    expect(response.statusCode, response.body).toBe(200);
+    // A service on a pool of its own, named, so that only its sessions are ended (other test
+    // files share this database).
+    const applicationName = `guard-test-${process.pid}-${Date.now()}`;
+    const database = await openDatabase({ databaseUrl: testDatabaseUrl, poolSize: 2, applicationName, onConnectionError: (error) => connectionErrors.push(error) });
+    const own = await startTestService({}, { database });
+    try {
+      const owner = await createTenant(own);
+      expect((await call(own, 'GET', '/me', { token: owner.token })).statusCode).toBe(200);
+      // As a restart, failover or idle timeout would.
+      await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${applicationName}`.execute(service.deps.db);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(connectionErrors.length).toBeGreaterThan(0);
+      const response = await call(own, 'GET', '/studies', { token: owner.token });
+      expect(response.statusCode, response.body).toBe(200);
+    } finally {
+      await own.stop();
+      await database.close();
+    }
   });
 });
