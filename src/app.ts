@@ -19,6 +19,13 @@ import { propertySchemas } from './families/properties/schemas.js';
 import { populationsRoutes } from './families/populations/routes.js';
 import { populationSchemas } from './families/populations/schemas.js';
 import { usersRoutes } from './families/users/routes.js';
+import { importsRoutes } from './families/imports/routes.js';
+import { importSchemas } from './families/imports/schemas.js';
+import { peopleRoutes } from './families/people/routes.js';
+import { personSchemas } from './families/people/schemas.js';
+import { personRoutes } from './families/person/routes.js';
+import { peopleSearchRoutes } from './families/people/search-routes.js';
+import { searchSchemas } from './search/schemas.js';
 import { userSchemas } from './families/users/schemas.js';
 import { testHelperRoutes } from './families/test-helpers/routes.js';
 import { registerJobs } from './jobs/registry.js';
@@ -111,7 +118,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl });
   installAuthentication(app, { db: deps.db, cache: deps.principals, limiter });
 
@@ -135,6 +142,10 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       await v1.register(studiesRoutes, { deps });
       await v1.register(propertiesRoutes, { deps });
       await v1.register(populationsRoutes, { deps });
+      await v1.register(importsRoutes, { deps });
+      await v1.register(peopleRoutes, { deps });
+      await v1.register(peopleSearchRoutes, { deps });
+      await v1.register(personRoutes, { deps });
       if (config.testHelpers) await v1.register(testHelperRoutes, { deps, jobs, prefix: '/test-helpers' });
     },
     { prefix: apiPrefix },

@@ -307,6 +307,9 @@ export interface DB {
   person_properties: PersonPropertiesTable;
   property_options: PropertyOptionsTable;
   jobs: JobsTable;
+  imports: ImportsTable;
+  import_chunks: ImportChunksTable;
+  import_errors: ImportErrorsTable;
 }
 
 export type JobState = 'queued' | 'running' | 'completed' | 'failed';
@@ -331,6 +334,44 @@ export interface JobsTable {
   started_at: Timestamp | null;
   finished_at: Timestamp | null;
   updated_at: Timestamp;
+}
+
+export type ImportStatus = 'RECEIVING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED';
+
+/** CSV imports of people (src/families/imports/); RECEIVING ones are still being uploaded. */
+export interface ImportsTable {
+  workspace_id: string;
+  import_id: string;
+  status: ImportStatus;
+  population_id: string | null;
+  created_by_user_id: string;
+  byte_count: ColumnType<string, string | number | undefined, string | number>;
+  chunk_count: ColumnType<number, number | undefined, number>;
+  job_id: string | null;
+  /** Data rows consumed by committed batches: a rerun resumes after them. */
+  rows_committed: ColumnType<number, number | undefined, number>;
+  rows_total: number | null;
+  rows_imported: ColumnType<number, number | undefined, number>;
+  rows_failed: ColumnType<number, number | undefined, number>;
+  /** Error rows kept in import_errors (capped; rows_failed counts them all). */
+  error_count: ColumnType<number, number | undefined, number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  finished_at: Timestamp | null;
+}
+
+export interface ImportChunksTable {
+  workspace_id: string;
+  import_id: string;
+  chunk_index: number;
+  data: Uint8Array;
+}
+
+export interface ImportErrorsTable {
+  workspace_id: string;
+  import_id: string;
+  row_number: number;
+  message: string;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -136,6 +136,7 @@ describe('GET /v1/openapi.json', () => {
 
   it('marks the reference operations with their x-reference-id, each id once', () => {
     const expected: Record<string, string> = {
+      E2: 'POST /person/delete',
       E3: 'PATCH /studies/{studyId}',
       E4: 'POST /properties/import',
       E5: 'POST /studies/{studyId}/status',
@@ -145,10 +146,13 @@ describe('GET /v1/openapi.json', () => {
       E11: 'GET /property-groups',
       E12: 'GET /studies/{studyId}',
       E14: 'GET /me',
+      E15: 'GET /person',
+      E18: 'GET /people/{personIdOrEmail}/opted-out',
       E19: 'POST /studies',
       E20: 'DELETE /properties/{propertyId}',
       E21: 'DELETE /studies/{studyId}/screener',
       E22: 'GET /populations',
+      E23: 'POST /person',
     };
     const marked = operations.filter(({ operation }) => operation['x-reference-id'] !== undefined);
     const ids = marked.map(({ operation }) => operation['x-reference-id']!);

@@ -11,6 +11,9 @@ export const tags = [
   { name: 'Person Properties', description: "The workspace's own fields on people: import (create), list and delete, with select options." },
   { name: 'Property Groups', description: 'Groups of person properties and the populations they apply to (scope ALL or SPECIFIC).' },
   { name: 'Populations', description: 'Pools of people the workspace recruits from.' },
+  { name: 'People', description: 'The panel: create, read, update, delete people, their custom property values and opted-out status.' },
+  { name: 'Person', description: 'Deprecated, superseded by People: the older operations by email, kept working unchanged.' },
+  { name: 'Imports', description: 'CSV imports of people, streamed into the workspace and run in the background.' },
   { name: 'Users', description: 'The authenticated user.' },
   { name: 'Teams', description: 'Teams of the workspace.' },
 ];

@@ -1,4 +1,6 @@
 import type { ServiceDeps } from '../context.js';
+import { importJobHandler } from '../families/imports/job.js';
+import { purgePeopleHandler, purgePeopleSchedule } from '../families/people/purge.js';
 import { pruneJobsHandler, pruneJobsSchedule } from './prune.js';
 import type { JobRunner } from './runner.js';
 
@@ -9,4 +11,7 @@ import type { JobRunner } from './runner.js';
 export function registerJobs(runner: JobRunner, deps: ServiceDeps): void {
   runner.register(pruneJobsHandler(deps.db));
   runner.schedule(pruneJobsSchedule);
+  runner.register(importJobHandler(deps.db, deps.clock));
+  runner.register(purgePeopleHandler(deps.db, deps.clock));
+  runner.schedule(purgePeopleSchedule);
 }

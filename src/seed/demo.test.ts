@@ -101,3 +101,37 @@ describe('seedDemo', () => {
     for (const study of second.json<{ results: StudyRow[] }>().results) expect(firstIds.has(study.studyId)).toBe(false);
   });
 });
+
+describe('seedDemo: people', () => {
+  it('makes a few thousand people with values of every property type, in both populations', async () => {
+    expect(seeded.peopleCount).toBeGreaterThanOrEqual(2000);
+    const db = service.deps.db;
+    const people = await db.selectFrom('people').where('workspace_id', '=', seeded.workspaceId).select(['person_id', 'properties', 'is_opted_out', 'contact_status']).execute();
+    expect(people).toHaveLength(seeded.peopleCount);
+    const typed = await call(service, 'GET', '/properties', { token: seeded.token, query: { size: '100' } });
+    const types = new Map(typed.json<{ results: { propertyId: string; propertyType: string }[] }>().results.map((property) => [property.propertyId, property.propertyType]));
+    const typesWithValues = new Set(people.flatMap((person) => Object.keys(person.properties).map((propertyId) => types.get(propertyId))));
+    expect(typesWithValues).toEqual(new Set(propertyTypes));
+    expect(people.some((person) => person.is_opted_out && person.contact_status === 'OPTED_OUT')).toBe(true);
+    for (const populationId of seeded.populationIds) {
+      const { count } = await db
+        .selectFrom('population_members')
+        .where('workspace_id', '=', seeded.workspaceId)
+        .where('population_id', '=', populationId)
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .executeTakeFirstOrThrow();
+      expect(Number(count)).toBeGreaterThan(100);
+    }
+  });
+
+  it('gives people that read back through the API with their populations, and claims their unique values', async () => {
+    const [first] = await service.deps.db.selectFrom('people').where('workspace_id', '=', seeded.workspaceId).select('person_id').orderBy('person_id').limit(1).execute();
+    const response = await call(service, 'GET', `/people/${first!.person_id}`, { token: seeded.token });
+    expect(response.statusCode, response.body).toBe(200);
+    const person = response.json<{ email: string; properties: Record<string, unknown> }>();
+    expect(person.email).toMatch(/@demo\.example$/);
+    const customerNumber = seeded.propertyIds[0]!;
+    const duplicate = await call(service, 'POST', '/people', { token: seeded.token, body: { email: 'new@demo.example', properties: { [customerNumber]: person.properties[customerNumber] } } });
+    expect(duplicate.statusCode).toBe(409);
+  });
+});

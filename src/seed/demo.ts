@@ -7,6 +7,7 @@ import * as populations from '../families/populations/service.js';
 import * as properties from '../families/properties/service.js';
 import { createToken, createUser, createWorkspace } from '../families/workspaces/service.js';
 import { studyStatuses, studyTypes } from '../families/studies/schemas.js';
+import { seedDemoPeople } from './demo-people.js';
 
 const teamsByRole: Partial<Record<UserRole, string[]>> = {
   OPS_MANAGER: ['Research Ops'],
@@ -67,8 +68,8 @@ export async function seedDemo(db: Kysely<DB>, clock: Clock) {
   const profile = await properties.createGroup(panel, { name: 'Profile', scopeType: 'ALL' });
   const beta = await properties.createGroup(panel, { name: 'Beta programme', scopeType: 'SPECIFIC', populationIds: [populationIds[1]!] });
   const options = (...names: string[]) => names.map((name) => ({ name }));
-  const imported = [
-    ...(await properties.importProperties(panel, [
+  const profileProperties = (
+    await properties.importProperties(panel, [
       { name: 'Customer number', propertyType: 'STRING', isUnique: true, isPII: true, description: 'From the CRM', propertyGroupId: profile.propertyGroupId },
       { name: 'Job title', propertyType: 'STRING', propertyGroupId: profile.propertyGroupId },
       { name: 'Household size', propertyType: 'NUMBER', propertyGroupId: profile.propertyGroupId },
@@ -82,15 +83,19 @@ export async function seedDemo(db: Kysely<DB>, clock: Clock) {
         propertyGroupId: profile.propertyGroupId,
       },
       { name: 'Devices owned', propertyType: 'MULTI_SELECT', propertyOptions: options('Phone', 'Tablet', 'Laptop', 'Smart speaker'), propertyGroupId: profile.propertyGroupId },
-    ])).results,
-    ...(await properties.importProperties(panel, [
+    ])
+  ).results;
+  const betaProperties = (
+    await properties.importProperties(panel, [
       { name: 'Beta cohort', propertyType: 'SINGLE_SELECT', propertyOptions: options('Alpha', 'Beta', 'Gamma'), propertyGroupId: beta.propertyGroupId },
       { name: 'Feedback channels', propertyType: 'MULTI_SELECT', propertyOptions: options('Email', 'In-app', 'Calls'), propertyGroupId: beta.propertyGroupId },
       { name: 'Accessibility needs', propertyType: 'MULTI_SELECT', isPHI: true, propertyOptions: options('Screen reader', 'Captions', 'Large text'), propertyGroupId: beta.propertyGroupId },
       { name: 'Enrolled at', propertyType: 'DATETIME', propertyGroupId: beta.propertyGroupId },
-    ])).results,
-  ];
-  const propertyIds = imported.map((result) => result.personProperty.propertyId);
+    ])
+  ).results;
+  const propertyIds = [...profileProperties, ...betaProperties].map((result) => result.personProperty.propertyId);
+  const betaPropertyIds = new Set(betaProperties.map((result) => result.personProperty.propertyId));
+  const { peopleCount } = await seedDemoPeople(db, clock, workspaceId, populationIds, betaPropertyIds);
 
   const context: studies.CallContext = { db, clock, workspaceId, userId: users.RESEARCHER!, canReadScreeners: true, canReadPersonalData: true };
   const studyIds: string[] = [];
@@ -140,6 +145,7 @@ export async function seedDemo(db: Kysely<DB>, clock: Clock) {
     users,
     populationIds,
     propertyIds,
+    peopleCount,
     propertyGroupIds: [profile.propertyGroupId, beta.propertyGroupId],
     studyIds,
     studyTemplateId: template.studyTemplateId,

@@ -7,6 +7,8 @@ import { pageOf, startAfter } from '../../http/pagination.js';
 import { errorResponse, ListQuery } from '../../http/schemas.js';
 import { CreatePopulationBody, Population, PopulationList } from './schemas.js';
 import * as service from './service.js';
+import { addPopulationMembers } from '../people/service.js';
+import { peopleContext } from '../people/routes.js';
 
 const tags = ['Populations'];
 const invalid = errorResponse('Invalid input; `path` names the offending field or parameter.');
@@ -50,5 +52,38 @@ export const populationsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }>
       },
     },
     async (request, reply) => reply.code(201).send(await service.createPopulation(context(request), request.body)),
+  );
+
+  app.post(
+    '/populations/:populationId/members',
+    {
+      config: { right: 'populations:write' },
+      schema: {
+        operationId: 'addPopulationMembers',
+        summary: 'Add people to a population',
+        description:
+          'Each person of `personIds` (at most 1000) joins the population; one already a member stays one (the call is idempotent). ' +
+          'An unknown or deleted person is an error item naming its index (`["personIds", "3"]`); the others are added. ' +
+          '`added` lists the ids that are members now, each once, in the order given.',
+        tags,
+        params: Type.Object({ populationId: Type.String({ minLength: 1, maxLength: 100 }) }),
+        body: Type.Object(
+          { personIds: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 1000 }) },
+          { additionalProperties: false, examples: [{ personIds: ['per_01JD0000000000000000000000'] }] },
+        ),
+        response: {
+          200: Type.Object(
+            {
+              added: Type.Array(Type.String()),
+              errors: Type.Array(Type.Object({ message: Type.String(), path: Type.Array(Type.String()) })),
+            },
+            { examples: [{ added: ['per_01JD0000000000000000000000'], errors: [{ message: 'Person not found', path: ['personIds', '1'] }] }] },
+          ),
+          400: invalid,
+          404: errorResponse("Population not found (also another workspace's)."),
+        },
+      },
+    },
+    async (request) => addPopulationMembers(peopleContext(deps, request), request.params.populationId, request.body.personIds),
   );
 };

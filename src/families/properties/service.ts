@@ -4,6 +4,7 @@ import type { DB, OptionColor, PropertyType } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { badRequest, type ErrorItem, notFound } from '../../http/errors.js';
 import { idPrefixes, newId } from '../../ids.js';
+import { removePropertyValues } from '../people/queries.js';
 import { findPopulationIds } from '../populations/queries.js';
 import * as queries from './queries.js';
 import { type CreatePropertyGroupBody, type ImportItem, optionColors, selectTypes, uniquePropertiesMax, uniqueableTypes } from './schemas.js';
@@ -154,15 +155,27 @@ export async function listProperties(context: CallContext, propertyGroupId: stri
   return { rows: rows.slice(0, size).map(presentProperty), hasNextPage: rows.length > size, total };
 }
 
+/**
+ * Deletes the properties that exist and, in the same transaction, their values from every
+ * person (one set-based statement); their unique-value claims go with them by cascade.
+ */
+function deletePropertiesWithValues(context: CallContext, propertyIds: string[]) {
+  return inTransaction(context.db, async (db) => {
+    const deleted = await queries.deleteProperties(db, context.workspaceId, propertyIds);
+    await removePropertyValues(db, context.workspaceId, [...deleted]);
+    return deleted;
+  });
+}
+
 export async function deleteProperty(context: CallContext, propertyId: string) {
-  const deleted = await queries.deleteProperties(context.db, context.workspaceId, [propertyId]);
+  const deleted = await deletePropertiesWithValues(context, [propertyId]);
   if (!deleted.has(propertyId)) throw notFound('Property', ['propertyId']);
   return { message: 'Property deleted' };
 }
 
 /** E8: deletes the properties that exist in one statement; each id that does not is an error item. */
 export async function deleteProperties(context: CallContext, propertyIds: string[]) {
-  const deleted = await queries.deleteProperties(context.db, context.workspaceId, propertyIds);
+  const deleted = await deletePropertiesWithValues(context, propertyIds);
   const errors: ErrorItem[] = [];
   propertyIds.forEach((propertyId, index) => {
     if (!deleted.has(propertyId)) errors.push({ message: 'Property not found', path: ['propertyIds', String(index)] });

@@ -1,0 +1,204 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, createTenant, startTestService, type Tenant, type TestService, uniqueEmail } from '../../../test/harness.js';
+import { createPerson } from '../../../test/people-factory.js';
+import { JobRunner } from '../../jobs/runner.js';
+import { closeAbandonedImports } from '../people/purge.js';
+import { importJobHandler, type ImportJobOptions } from './job.js';
+import { csvOf, peopleByEmail, readImport, startImport } from './test-support.js';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(async () => service.stop());
+
+/**
+ * On PostgreSQL every test file's service shares one database. So that no other file's runner
+ * picks up (and finishes) an import these tests hold half-done, their clock is set far past every
+ * other file's (imports are enqueued due at the clock's now); and so that this file purges no
+ * other file's deleted people, its jobs run on runners of the import queue alone (the service's
+ * own handler, as another instance would run it) rather than through jobs/run.
+ */
+async function setClock(at: Date) {
+  const response = await call(service, 'POST', '/test-helpers/clock', { body: { now: at.toISOString() } });
+  expect(response.statusCode).toBe(200);
+}
+const later = (at: Date, seconds: number) => new Date(at.getTime() + seconds * 1000);
+
+/** A runner of the import queue alone; with options, its handler stops where `afterBatch` says. */
+function importRunner(options: ImportJobOptions = {}) {
+  const runner = new JobRunner({ db: service.deps.db, clock: service.deps.clock });
+  runner.register(importJobHandler(service.deps.db, service.deps.clock, options));
+  return runner;
+}
+
+const jobOf = (importId: string) =>
+  service.deps.db
+    .selectFrom('imports as i')
+    .innerJoin('jobs as j', (join) => join.onRef('j.workspace_id', '=', 'i.workspace_id').onRef('j.job_id', '=', 'i.job_id'))
+    .where('i.import_id', '=', importId)
+    .select(['j.job_id', 'j.state', 'j.attempts'])
+    .executeTakeFirstOrThrow();
+const chunkCount = async (importId: string) => (await service.deps.db.selectFrom('import_chunks').select('chunk_index').where('import_id', '=', importId).execute()).length;
+
+async function duplicateEmails(tenant: Tenant) {
+  const { rows } = await sql<{ email: string }>`
+    select lower(email) as email from people where workspace_id = ${tenant.workspaceId} and deleted_at is null group by lower(email) having count(*) > 1
+  `.execute(service.deps.db);
+  return rows;
+}
+
+describe('the import job', () => {
+  it('resumes after a crash between batches: every row once, none lost, no duplicates', async () => {
+    const start = new Date('9000-01-01T00:00:00.000Z');
+    await setClock(start);
+    const tenant = await createTenant(service);
+    const existing = await createPerson(service, tenant, { firstName: 'Before' });
+    const emails = Array.from({ length: 35 }, (_, index) => uniqueEmail(`row${index + 1}`));
+    emails[4] = existing.email.toUpperCase();
+    emails[11] = 'broken-address';
+    emails[29] = emails[2]!;
+    const rows = emails.map((email, index) => [email, `Name ${index + 1}`]);
+    const importId = await startImport(service, tenant, csvOf([['email', 'firstName'], ...rows]));
+
+    const crashing = importRunner({ batchSize: 10, afterBatch: (id, batch) => {
+      if (id === importId && batch === 2) throw new Error('simulated crash after the second batch');
+    } });
+    const first = await crashing.runDue();
+    expect(first.jobs.filter((run) => run.workspaceId === tenant.workspaceId)).toMatchObject([{ outcome: 'retrying', error: 'simulated crash after the second batch' }]);
+    expect(await readImport(service, tenant, importId)).toEqual({
+      importId,
+      status: 'RUNNING',
+      rowsTotal: 20,
+      rowsImported: 19,
+      rowsFailed: 1,
+      errors: [{ row: 12, message: 'email is not a valid email address' }],
+    });
+    const midway = await peopleByEmail(service, tenant.workspaceId);
+    // The existing person, and the 18 new people of rows 1-20 (row 5 updated the existing one, row 12 failed).
+    expect(midway.size).toBe(19);
+    expect(midway.get(existing.email.toLowerCase())!.first_name).toBe('Name 5');
+    expect(midway.has(emails[20]!)).toBe(false);
+
+    // The retry's backoff has passed: another runner picks the import up where it stopped.
+    await setClock(later(start, 3600));
+    await importRunner().runDue();
+    expect(await readImport(service, tenant, importId)).toEqual({
+      importId,
+      status: 'COMPLETED',
+      rowsTotal: 35,
+      rowsImported: 34,
+      rowsFailed: 1,
+      errors: [{ row: 12, message: 'email is not a valid email address' }],
+    });
+    expect(await jobOf(importId)).toMatchObject({ state: 'completed', attempts: 2 });
+    const people = await peopleByEmail(service, tenant.workspaceId);
+    const expected = new Set([existing.email.toLowerCase(), ...emails.filter((email) => email.includes('@')).map((email) => email.toLowerCase())]);
+    expect(new Set(people.keys())).toEqual(expected);
+    expect(people.size).toBe(33);
+    expect(await duplicateEmails(tenant)).toEqual([]);
+    // Row 30 repeated row 3's email after the crash: an update, not a second person.
+    expect(people.get(emails[2]!)!.first_name).toBe('Name 30');
+    expect(people.get(emails[34]!)!.first_name).toBe('Name 35');
+    expect(await chunkCount(importId)).toBe(0);
+  });
+
+  it('reads FAILED once its job runs out of attempts, keeping the rows it committed', async () => {
+    let now = new Date('9001-01-01T00:00:00.000Z');
+    await setClock(now);
+    const tenant = await createTenant(service);
+    const rows = Array.from({ length: 40 }, (_, index) => [uniqueEmail(`fail${index + 1}`)]);
+    const importId = await startImport(service, tenant, csvOf([['email'], ...rows]));
+    const failing = importRunner({ batchSize: 5, afterBatch: (id) => {
+      if (id === importId) throw new Error('simulated failure after each batch');
+    } });
+    const outcomes: string[] = [];
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const report = await failing.runDue();
+      outcomes.push(...report.jobs.filter((run) => run.workspaceId === tenant.workspaceId).map((run) => run.outcome));
+      // Past the backoff (30 s, doubling), so the next drain retries.
+      now = later(now, 3600);
+      await setClock(now);
+    }
+    expect(outcomes).toEqual(['retrying', 'retrying', 'retrying', 'retrying', 'failed']);
+    expect(await readImport(service, tenant, importId)).toEqual({ importId, status: 'FAILED', rowsTotal: 25, rowsImported: 25, rowsFailed: 0, errors: [] });
+    expect(await jobOf(importId)).toMatchObject({ state: 'failed', attempts: 5 });
+    expect(await chunkCount(importId)).toBe(0);
+    expect((await peopleByEmail(service, tenant.workspaceId)).size).toBe(25);
+    // Nothing runs it again.
+    expect((await importRunner().runDue()).jobs.filter((run) => run.workspaceId === tenant.workspaceId)).toEqual([]);
+    expect((await readImport(service, tenant, importId)).status).toBe('FAILED');
+  });
+
+  it('reads FAILED when the runner dies on the last attempt, and a late wake-up writes nothing', async () => {
+    const start = new Date('9002-01-01T00:00:00.000Z');
+    await setClock(start);
+    const tenant = await createTenant(service);
+    const rows = Array.from({ length: 20 }, (_, index) => [uniqueEmail(`stall${index + 1}`)]);
+    const importId = await startImport(service, tenant, csvOf([['email'], ...rows]));
+    // This attempt is the last one.
+    await service.deps.db.updateTable('jobs').set({ max_attempts: 1 }).where('job_id', '=', (await jobOf(importId)).job_id).execute();
+
+    let stalled!: () => void;
+    let reached!: () => void;
+    const atFirstBatch = new Promise<void>((resolve) => (reached = resolve));
+    const wakeUp = new Promise<void>((resolve) => (stalled = resolve));
+    const stalling = importRunner({ batchSize: 5, afterBatch: async (id, batch) => {
+      if (id !== importId || batch !== 1) return;
+      reached();
+      await wakeUp;
+    } });
+    const stalledDrain = stalling.runDue();
+    await atFirstBatch;
+    expect(await readImport(service, tenant, importId)).toMatchObject({ status: 'RUNNING', rowsImported: 5 });
+
+    // The lease (60 s) lapses with no attempts left: the next drain fails the job, and the
+    // recurring sweep closes the import and drops its stored file.
+    await setClock(later(start, 120));
+    await importRunner().runDue();
+    expect(await jobOf(importId)).toMatchObject({ state: 'failed', attempts: 1 });
+    expect(await readImport(service, tenant, importId)).toEqual({ importId, status: 'FAILED', rowsTotal: 5, rowsImported: 5, rowsFailed: 0, errors: [] });
+    expect(await chunkCount(importId)).toBe(1);
+    expect(await closeAbandonedImports(service.deps.db)).toBeGreaterThanOrEqual(1);
+    expect(await chunkCount(importId)).toBe(0);
+    expect(await service.deps.db.selectFrom('imports').select('status').where('import_id', '=', importId).executeTakeFirstOrThrow()).toEqual({ status: 'FAILED' });
+
+    stalled();
+    const report = await stalledDrain;
+    expect(report.jobs.filter((run) => run.workspaceId === tenant.workspaceId)).toMatchObject([{ outcome: 'lease-lost' }]);
+    expect((await peopleByEmail(service, tenant.workspaceId)).size).toBe(5);
+    expect(await readImport(service, tenant, importId)).toMatchObject({ status: 'FAILED', rowsImported: 5 });
+  });
+
+  it('lets another runner take over a stalled run, which then stops without writing', async () => {
+    const start = new Date('9003-01-01T00:00:00.000Z');
+    await setClock(start);
+    const tenant = await createTenant(service);
+    const rows = Array.from({ length: 12 }, (_, index) => [uniqueEmail(`takeover${index + 1}`), `First ${index + 1}`]);
+    const importId = await startImport(service, tenant, csvOf([['email', 'firstName'], ...rows]));
+
+    let wake!: () => void;
+    let reached!: () => void;
+    const atFirstBatch = new Promise<void>((resolve) => (reached = resolve));
+    const wakeUp = new Promise<void>((resolve) => (wake = resolve));
+    const stalling = importRunner({ batchSize: 4, afterBatch: async (id, batch) => {
+      if (id !== importId || batch !== 1) return;
+      reached();
+      await wakeUp;
+    } });
+    const stalledDrain = stalling.runDue();
+    await atFirstBatch;
+
+    await setClock(later(start, 120));
+    await importRunner().runDue();
+    expect(await readImport(service, tenant, importId)).toMatchObject({ status: 'COMPLETED', rowsTotal: 12, rowsImported: 12 });
+    expect(await jobOf(importId)).toMatchObject({ state: 'completed', attempts: 2 });
+
+    wake();
+    await stalledDrain;
+    expect(await readImport(service, tenant, importId)).toMatchObject({ status: 'COMPLETED', rowsTotal: 12, rowsImported: 12, rowsFailed: 0 });
+    expect((await peopleByEmail(service, tenant.workspaceId)).size).toBe(12);
+    expect(await duplicateEmails(tenant)).toEqual([]);
+  });
+});

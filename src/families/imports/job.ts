@@ -1,0 +1,418 @@
+import { CsvError, parse } from 'csv-parse';
+import { type Kysely, sql } from 'kysely';
+import type { Clock } from '../../clock.js';
+import type { DB } from '../../db/schema.js';
+import { inTransaction } from '../../db/transaction.js';
+import { idPrefixes, newId } from '../../ids.js';
+import type { Job, JobHandler } from '../../jobs/queue.js';
+import { loadPropertyCatalogue, type PropertyCatalogue, uniqueValueKey } from '../people/values.js';
+import { checkRow, type Column, type ImportedRow, resolveHeader } from './columns.js';
+import * as queries from './queries.js';
+import { IMPORT_ERRORS_KEPT_MAX } from './queries.js';
+import { IMPORT_QUEUE } from './service.js';
+
+export interface ImportPayload {
+  importId: string;
+}
+
+export interface ImportJobOptions {
+  /** Rows per committed batch (default 1000). */
+  batchSize?: number;
+  /**
+   * Called after each committed batch (1-based). Tests make it throw to stop an import midway,
+   * as a crash between batches would.
+   */
+  afterBatch?: (importId: string, batch: number) => void | Promise<void>;
+}
+
+/** Another run of the same import committed meanwhile (this one's lease had lapsed): it stops. */
+class ImportSuperseded extends Error {
+  constructor() {
+    super('Another run of this import advanced it; this run stops');
+  }
+}
+
+interface RowOutcome {
+  rowNumber: number;
+  row?: ImportedRow;
+  message?: string;
+}
+
+/**
+ * The import job: parses the stored file and upserts people by email, in batches. Each batch is
+ * one transaction that also advances the import's committed row offset and counters, so a crash
+ * loses no committed row and leaves no half-written one, and a rerun (a retry, or another
+ * instance after the lease lapsed) skips the rows already committed. The offset check in that
+ * transaction makes a stale run that wakes up late stop instead of writing twice.
+ */
+export function importJobHandler(db: Kysely<DB>, clock: Clock, options: ImportJobOptions = {}): JobHandler<ImportPayload> {
+  const batchSize = options.batchSize ?? 1000;
+  return {
+    queue: IMPORT_QUEUE,
+    async run(job) {
+      const { importId } = job.payload;
+      try {
+        return await runImport(db, clock, job, batchSize, options.afterBatch);
+      } catch (error) {
+        // Out of attempts: the import says so rather than staying RUNNING.
+        if (job.attempt >= job.maxAttempts && !job.signal.aborted && !(error instanceof ImportSuperseded)) {
+          await queries.finishImport(db, job.workspaceId, importId, 'FAILED', clock.now().toISOString());
+        }
+        throw error;
+      }
+    },
+  };
+}
+
+async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, batchSize: number, afterBatch: ImportJobOptions['afterBatch']) {
+  const { workspaceId } = job;
+  const { importId } = job.payload;
+  const started = await db
+    .updateTable('imports')
+    .set({ status: 'RUNNING', updated_at: clock.now().toISOString() })
+    .where('workspace_id', '=', workspaceId)
+    .where('import_id', '=', importId)
+    .where('status', 'in', ['QUEUED', 'RUNNING'])
+    .returning(['rows_committed', 'chunk_count', 'population_id'])
+    .executeTakeFirst();
+  // Finished, or gone: the work is done.
+  if (!started) return { importId, skipped: true };
+
+  const catalogue = await loadPropertyCatalogue(db, workspaceId);
+  // Records are taken as the parser finds them (on_record), not from its readable side: a stream
+  // that fails drops what it had buffered, and the rows before a broken one must still go in.
+  let found: string[][] = [];
+  const parser = parse({
+    bom: true,
+    relax_column_count: true,
+    skip_empty_lines: true,
+    on_record: (record: string[]) => {
+      found.push(record);
+      return null;
+    },
+  });
+  parser.on('error', () => {});
+  parser.resume();
+  const feed = (data?: Buffer) =>
+    new Promise<void>((resolve, reject) => {
+      const done = (error?: Error | null) => (error ? reject(error) : resolve());
+      if (data) parser.write(data, done);
+      else parser.end(done);
+    });
+
+  const resumeAfter = started.rows_committed;
+  let offset = resumeAfter;
+  let dataRows = 0;
+  let columns: Column[] | undefined;
+  let batch: RowOutcome[] = [];
+  let batches = 0;
+  const batchContext = { attempt: job.attempt, workspaceId, importId, populationId: started.population_id, catalogue };
+  // One batch commits while the next is parsed: batches still commit one after another, in order,
+  // each from the offset the previous one left.
+  let inFlight: Promise<void> = Promise.resolve();
+  const commit = async () => {
+    if (batch.length === 0) return;
+    const rows = batch;
+    const from = offset;
+    const next = offset + rows.length;
+    batch = [];
+    offset = next;
+    const previous = inFlight;
+    inFlight = (async () => {
+      await previous;
+      await commitBatch(db, clock, batchContext, rows, from, next);
+      batches++;
+      await afterBatch?.(importId, batches);
+      job.signal.throwIfAborted();
+    })();
+    // Awaited below or at the end; a failure must not also surface as an unhandled rejection.
+    inFlight.catch(() => {});
+    await previous;
+  };
+  const take = async () => {
+    const records = found;
+    found = [];
+    for (const record of records) {
+      if (columns === undefined) {
+        const header = resolveHeader(record, catalogue, { ignoreUnknown: true });
+        // The upload checked the header; only a since-deleted property can differ, and it is ignored.
+        if (!header.ok) throw new Error(`The header of import ${importId} no longer resolves`);
+        columns = header.columns;
+        continue;
+      }
+      dataRows++;
+      if (dataRows <= resumeAfter) continue;
+      const checked = checkRow(columns, record);
+      batch.push(checked.ok ? { rowNumber: dataRows, row: checked.row } : { rowNumber: dataRows, message: checked.message });
+      if (batch.length >= batchSize) await commit();
+    }
+  };
+
+  let broken = false;
+  try {
+    // One stored chunk at a time: memory stays flat in the file's size.
+    for (let index = 0; index <= started.chunk_count && !broken; index++) {
+      let data: Buffer | undefined;
+      if (index < started.chunk_count) {
+        const stored = await queries.readChunk(db, workspaceId, importId, index);
+        if (!stored) throw new Error(`Chunk ${index} of import ${importId} is missing`);
+        data = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
+      }
+      try {
+        await feed(data);
+      } catch (error) {
+        if (!(error instanceof CsvError)) throw error;
+        broken = true;
+      }
+      await take();
+    }
+  } catch (error) {
+    // No commit of this run may land after it has given up: the next run starts from what is committed.
+    await inFlight.catch(() => {});
+    throw error;
+  }
+  await commit();
+  await inFlight;
+  if (broken) {
+    // The file itself is broken here: what came before went in; the rest cannot be read reliably.
+    await recordError(db, workspaceId, importId, dataRows + 1, 'The file is not valid CSV from this row on; the import stopped here');
+    await queries.finishImport(db, workspaceId, importId, 'FAILED', clock.now().toISOString(), dataRows + 1);
+    return { importId, status: 'FAILED', rows: dataRows + 1 };
+  }
+  await queries.finishImport(db, workspaceId, importId, 'COMPLETED', clock.now().toISOString(), dataRows);
+  return { importId, status: 'COMPLETED', rows: dataRows };
+}
+
+async function recordError(db: Kysely<DB>, workspaceId: string, importId: string, rowNumber: number, message: string) {
+  await inTransaction(db, async (transaction) => {
+    const { error_count: kept } = await transaction
+      .updateTable('imports')
+      .set((eb) => ({ rows_failed: eb('rows_failed', '+', 1) }))
+      .where('workspace_id', '=', workspaceId)
+      .where('import_id', '=', importId)
+      .returning('error_count')
+      .executeTakeFirstOrThrow();
+    if (kept < IMPORT_ERRORS_KEPT_MAX) {
+      await transaction.updateTable('imports').set((eb) => ({ error_count: eb('error_count', '+', 1) })).where('workspace_id', '=', workspaceId).where('import_id', '=', importId).execute();
+      await transaction.insertInto('import_errors').values({ workspace_id: workspaceId, import_id: importId, row_number: rowNumber, message }).onConflict((oc) => oc.doNothing()).execute();
+    }
+  });
+}
+
+interface BatchContext {
+  /** The job's attempt this run is: the fence against a run that lost its lease. */
+  attempt: number;
+  workspaceId: string;
+  importId: string;
+  populationId: string | null;
+  catalogue: PropertyCatalogue;
+}
+
+/** Rows of one batch that upsert the same person (an email repeated in the batch). */
+interface Upsert {
+  emailKey: string;
+  email: string;
+  rowNumbers: number[];
+  firstName?: string;
+  lastName?: string;
+  phone?: string;
+  properties: Record<string, ImportedRow['properties'][string]>;
+  personId?: string;
+  isNew?: boolean;
+  failure?: string;
+}
+
+async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, batch: RowOutcome[], expectedOffset: number, nextOffset: number) {
+  const { workspaceId, importId, catalogue, attempt } = context;
+  const now = clock.now().toISOString();
+  await inTransaction(db, async (transaction) => {
+    // First, and under the import row's lock: only the run at the committed offset writes, and
+    // only while its job still runs this attempt (a run whose lease lapsed, and was taken over or
+    // failed meanwhile, stops here instead of writing after its successor).
+    const guard = await transaction
+      .updateTable('imports')
+      .set({ updated_at: now })
+      .where('workspace_id', '=', workspaceId)
+      .where('import_id', '=', importId)
+      .where('rows_committed', '=', expectedOffset)
+      .where('status', '=', 'RUNNING')
+      .where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom('jobs')
+            .whereRef('jobs.workspace_id', '=', 'imports.workspace_id')
+            .whereRef('jobs.job_id', '=', 'imports.job_id')
+            .where('jobs.state', '=', 'running')
+            .where('jobs.attempts', '=', attempt)
+            .select('jobs.job_id'),
+        ),
+      )
+      .returning('error_count')
+      .executeTakeFirst();
+    if (!guard) throw new ImportSuperseded();
+
+    const upserts = new Map<string, Upsert>();
+    const failures: { rowNumber: number; message: string }[] = [];
+    for (const outcome of batch) {
+      if (!outcome.row) {
+        failures.push({ rowNumber: outcome.rowNumber, message: outcome.message! });
+        continue;
+      }
+      const row = outcome.row;
+      const upsert = upserts.get(row.emailKey) ?? { emailKey: row.emailKey, email: row.email, rowNumbers: [], properties: {} };
+      upsert.rowNumbers.push(outcome.rowNumber);
+      if (row.firstName !== undefined) upsert.firstName = row.firstName;
+      if (row.lastName !== undefined) upsert.lastName = row.lastName;
+      if (row.phone !== undefined) upsert.phone = row.phone;
+      Object.assign(upsert.properties, row.properties);
+      upserts.set(row.emailKey, upsert);
+    }
+
+    const all = [...upserts.values()];
+    if (all.length > 0) {
+      const existing = await transaction
+        .selectFrom('people')
+        .where('workspace_id', '=', workspaceId)
+        .where('deleted_at', 'is', null)
+        .where(sql<string>`lower(email)`, 'in', all.map((upsert) => upsert.emailKey))
+        .select(['person_id', sql<string>`lower(email)`.as('email_key')])
+        .forUpdate()
+        .execute();
+      const byEmail = new Map(existing.map((person) => [person.email_key, person.person_id]));
+      for (const upsert of all) {
+        const personId = byEmail.get(upsert.emailKey);
+        upsert.personId = personId ?? newId(idPrefixes.person);
+        upsert.isNew = personId === undefined;
+      }
+      await checkUniqueValues(transaction, workspaceId, catalogue, all);
+    }
+    const good = all.filter((upsert) => upsert.failure === undefined);
+    for (const upsert of all) {
+      if (upsert.failure !== undefined) for (const rowNumber of upsert.rowNumbers) failures.push({ rowNumber, message: upsert.failure });
+    }
+    await writePeople(transaction, context, good, now);
+
+    const imported = good.reduce((sum, upsert) => sum + upsert.rowNumbers.length, 0);
+    failures.sort((a, b) => a.rowNumber - b.rowNumber);
+    const kept = failures.slice(0, Math.max(0, IMPORT_ERRORS_KEPT_MAX - guard.error_count));
+    if (kept.length > 0) {
+      await transaction
+        .insertInto('import_errors')
+        .values(kept.map((failure) => ({ workspace_id: workspaceId, import_id: importId, row_number: failure.rowNumber, message: failure.message })))
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+    }
+    await transaction
+      .updateTable('imports')
+      .set((eb) => ({
+        rows_committed: nextOffset,
+        rows_imported: eb('rows_imported', '+', imported),
+        rows_failed: eb('rows_failed', '+', failures.length),
+        error_count: eb('error_count', '+', kept.length),
+      }))
+      .where('workspace_id', '=', workspaceId)
+      .where('import_id', '=', importId)
+      .execute();
+  });
+}
+
+/**
+ * Marks the upserts whose unique-property values another person holds, or an earlier upsert of
+ * the batch takes, as failed. The claims' primary key still settles a race with a request that
+ * claims the same value meanwhile: the batch's transaction then fails and the job retries it.
+ */
+async function checkUniqueValues(db: Kysely<DB>, workspaceId: string, catalogue: PropertyCatalogue, upserts: Upsert[]) {
+  const uniqueIds = [...catalogue.values()].filter((property) => property.isUnique).map((property) => property.propertyId);
+  if (uniqueIds.length === 0) return;
+  const wanted = upserts.flatMap((upsert) =>
+    uniqueIds.filter((id) => upsert.properties[id] !== undefined).map((id) => ({ upsert, propertyId: id, valueKey: uniqueValueKey(upsert.properties[id]!) })),
+  );
+  if (wanted.length === 0) return;
+  const held = await db
+    .selectFrom('person_unique_values')
+    .where('workspace_id', '=', workspaceId)
+    .where(
+      sql<boolean>`(property_id, value_key) in (select x.property_id, x.value_key from jsonb_to_recordset(${JSON.stringify(wanted.map((claim) => ({ property_id: claim.propertyId, value_key: claim.valueKey })))}::jsonb) as x(property_id text, value_key text))`,
+    )
+    .select(['property_id', 'value_key', 'person_id'])
+    .execute();
+  const holders = new Map(held.map((claim) => [`${claim.property_id}\u0000${claim.value_key}`, claim.person_id]));
+  for (const claim of wanted) {
+    if (claim.upsert.failure !== undefined) continue;
+    const key = `${claim.propertyId}\u0000${claim.valueKey}`;
+    const holder = holders.get(key);
+    if (holder !== undefined && holder !== claim.upsert.personId) {
+      claim.upsert.failure = `${catalogue.get(claim.propertyId)!.name}: another person already has this value of a unique property`;
+      continue;
+    }
+    holders.set(key, claim.upsert.personId!);
+  }
+  // An upsert that failed on a later claim may have taken an earlier key in `holders`; later rows
+  // of this batch are then refused for a value nobody ends up holding. Rare, and reported per row.
+}
+
+async function writePeople(db: Kysely<DB>, context: BatchContext, upserts: Upsert[], now: string) {
+  if (upserts.length === 0) return;
+  const { workspaceId, importId, catalogue } = context;
+  const record = (upsert: Upsert) => ({
+    person_id: upsert.personId,
+    email: upsert.email,
+    first_name: upsert.firstName ?? null,
+    last_name: upsert.lastName ?? null,
+    phone: upsert.phone ?? null,
+    properties: upsert.properties,
+  });
+  const created = upserts.filter((upsert) => upsert.isNew);
+  const updated = upserts.filter((upsert) => !upsert.isNew);
+  if (created.length > 0) {
+    await sql`
+      insert into people (workspace_id, person_id, email, first_name, last_name, phone, properties, import_source, last_import_id, imported_at, created_at, updated_at)
+      select ${workspaceId}, r.person_id, r.email, r.first_name, r.last_name, r.phone, r.properties, 'CSV_IMPORT', ${importId}, ${now}, ${now}, ${now}
+      from jsonb_to_recordset(${JSON.stringify(created.map(record))}::jsonb)
+        as r(person_id text, email text, first_name text, last_name text, phone text, properties jsonb)
+    `.execute(db);
+  }
+  if (updated.length > 0) {
+    await sql`
+      update people p set
+        first_name = coalesce(r.first_name, p.first_name),
+        last_name = coalesce(r.last_name, p.last_name),
+        phone = coalesce(r.phone, p.phone),
+        properties = p.properties || r.properties,
+        last_import_id = ${importId},
+        imported_at = ${now},
+        updated_at = ${now}
+      from jsonb_to_recordset(${JSON.stringify(updated.map(record))}::jsonb)
+        as r(person_id text, email text, first_name text, last_name text, phone text, properties jsonb)
+      where p.workspace_id = ${workspaceId} and p.person_id = r.person_id
+    `.execute(db);
+  }
+  const uniqueIds = new Set([...catalogue.values()].filter((property) => property.isUnique).map((property) => property.propertyId));
+  const claims = upserts.flatMap((upsert) =>
+    Object.entries(upsert.properties)
+      .filter(([propertyId]) => uniqueIds.has(propertyId))
+      .map(([propertyId, value]) => ({ person_id: upsert.personId, property_id: propertyId, value_key: uniqueValueKey(value) })),
+  );
+  if (claims.length > 0) {
+    const json = JSON.stringify(claims);
+    await sql`
+      delete from person_unique_values u
+      using jsonb_to_recordset(${json}::jsonb) as r(person_id text, property_id text, value_key text)
+      where u.workspace_id = ${workspaceId} and u.person_id = r.person_id and u.property_id = r.property_id
+    `.execute(db);
+    await sql`
+      insert into person_unique_values (workspace_id, property_id, value_key, person_id)
+      select ${workspaceId}, r.property_id, r.value_key, r.person_id
+      from jsonb_to_recordset(${json}::jsonb) as r(person_id text, property_id text, value_key text)
+    `.execute(db);
+  }
+  if (context.populationId !== null) {
+    // A population deleted while the import ran is skipped, not a failed batch.
+    await sql`
+      insert into population_members (workspace_id, population_id, person_id, added_at)
+      select ${workspaceId}, ${context.populationId}, r.person_id, ${now}
+      from jsonb_array_elements_text(${JSON.stringify(upserts.map((upsert) => upsert.personId))}::jsonb) as r(person_id)
+      where exists (select 1 from populations where workspace_id = ${workspaceId} and population_id = ${context.populationId})
+      on conflict do nothing
+    `.execute(db);
+  }
+}

@@ -1,0 +1,76 @@
+import { type Kysely, sql } from 'kysely';
+import type { DB, ImportStatus } from '../../db/schema.js';
+
+type Executor = Kysely<DB>;
+
+/** The first stored row errors an import keeps and answers; rows_failed counts every one. */
+export const IMPORT_ERRORS_KEPT_MAX = 1000;
+
+export async function findImport(db: Executor, workspaceId: string, importId: string) {
+  return db
+    .selectFrom('imports as i')
+    .leftJoin('jobs as j', (join) => join.onRef('j.workspace_id', '=', 'i.workspace_id').onRef('j.job_id', '=', 'i.job_id'))
+    .where('i.workspace_id', '=', workspaceId)
+    .where('i.import_id', '=', importId)
+    .selectAll('i')
+    .select('j.state as job_state')
+    .executeTakeFirst();
+}
+
+export async function findImportErrors(db: Executor, workspaceId: string, importId: string) {
+  return db
+    .selectFrom('import_errors')
+    .where('workspace_id', '=', workspaceId)
+    .where('import_id', '=', importId)
+    .select(['row_number', 'message'])
+    .orderBy('row_number')
+    .limit(IMPORT_ERRORS_KEPT_MAX)
+    .execute();
+}
+
+export async function insertChunk(db: Executor, workspaceId: string, importId: string, chunkIndex: number, data: Uint8Array) {
+  await db.insertInto('import_chunks').values({ workspace_id: workspaceId, import_id: importId, chunk_index: chunkIndex, data }).execute();
+}
+
+export async function readChunk(db: Executor, workspaceId: string, importId: string, chunkIndex: number): Promise<Uint8Array | undefined> {
+  const row = await db
+    .selectFrom('import_chunks')
+    .where('workspace_id', '=', workspaceId)
+    .where('import_id', '=', importId)
+    .where('chunk_index', '=', chunkIndex)
+    .select('data')
+    .executeTakeFirst();
+  return row?.data;
+}
+
+export async function deleteChunks(db: Executor, workspaceId: string, importId: string) {
+  await db.deleteFrom('import_chunks').where('workspace_id', '=', workspaceId).where('import_id', '=', importId).execute();
+}
+
+/** Ends an import that has not ended yet, and drops its stored file; false when it had already ended. */
+export async function finishImport(db: Executor, workspaceId: string, importId: string, status: Extract<ImportStatus, 'COMPLETED' | 'FAILED'>, at: string, rowsTotal?: number) {
+  const result = await db
+    .updateTable('imports')
+    .set({ status, finished_at: at, updated_at: at, ...(rowsTotal !== undefined ? { rows_total: rowsTotal } : {}) })
+    .where('workspace_id', '=', workspaceId)
+    .where('import_id', '=', importId)
+    .where('status', 'in', ['RECEIVING', 'QUEUED', 'RUNNING'])
+    .executeTakeFirst();
+  await deleteChunks(db, workspaceId, importId);
+  return (result.numUpdatedRows ?? 0n) > 0n;
+}
+
+/**
+ * Imports that can no longer finish on their own: their job failed for good (a lease that ran out
+ * on the last attempt never reaches the handler), or they were never QUEUED (the upload died).
+ */
+export async function findAbandonedImports(db: Executor, receivingBefore: string, limit: number) {
+  const { rows } = await sql<{ workspace_id: string; import_id: string }>`
+    select i.workspace_id, i.import_id from imports i
+    left join jobs j on j.workspace_id = i.workspace_id and j.job_id = i.job_id
+    where i.status in ('RECEIVING', 'QUEUED', 'RUNNING')
+      and ((i.status = 'RECEIVING' and i.updated_at < ${receivingBefore}) or (i.status <> 'RECEIVING' and (j.job_id is null or j.state = 'failed')))
+    limit ${limit}
+  `.execute(db);
+  return rows;
+}

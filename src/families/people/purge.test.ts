@@ -1,0 +1,141 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, createTenant, startTestService, type TestService, uniqueEmail } from '../../../test/harness.js';
+import { createPerson, createPopulation, createProperties, getPerson } from '../../../test/people-factory.js';
+import { csvOf, settleImport, startImport } from '../imports/test-support.js';
+import { PURGE_GRACE_DAYS } from './purge.js';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(async () => service.stop());
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+// Far past every other test file's clock: on PostgreSQL they share the database, and a purge run
+// by another file's service must not reach this file's people before the test means it to.
+const deletedAt = new Date('2400-01-01T00:00:00.000Z');
+
+async function setClock(at: Date) {
+  expect((await call(service, 'POST', '/test-helpers/clock', { body: { now: at.toISOString() } })).statusCode).toBe(200);
+}
+
+async function runJobs() {
+  const response = await call(service, 'POST', '/test-helpers/jobs/run');
+  expect(response.statusCode, response.body).toBe(200);
+  const purges = response.json<{ jobs: { queue: string; outcome: string }[] }>().jobs.filter((run) => run.queue === 'people.purge');
+  expect(purges.every((run) => run.outcome === 'completed')).toBe(true);
+}
+
+const personRow = (personId: string) => service.deps.db.selectFrom('people').selectAll().where('person_id', '=', personId).executeTakeFirstOrThrow();
+
+/** Every table of the schema whose rows, as text, contain `needle` (case-insensitively). */
+async function tablesHolding(needle: string): Promise<string[]> {
+  const { rows: tables } = await sql<{ table_name: string }>`
+    select table_name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE' order by table_name
+  `.execute(service.deps.db);
+  const holding: string[] = [];
+  for (const { table_name: table } of tables) {
+    const { rows } = await sql<{ found: boolean }>`
+      select exists (select 1 from ${sql.table(table)} t where position(lower(${needle}) in lower(t::text)) > 0) as found
+    `.execute(service.deps.db);
+    if (rows[0]?.found) holding.push(table);
+  }
+  return holding;
+}
+
+describe(`the deletion purge (grace: ${PURGE_GRACE_DAYS} days)`, () => {
+  it("erases a deleted person's personal data for good after the grace period, and only theirs", async () => {
+    await setClock(deletedAt);
+    const tenant = await createTenant(service);
+    const { Code, Secret } = await createProperties(service, tenant, [
+      { name: 'Code', propertyType: 'STRING', isUnique: true },
+      { name: 'Secret', propertyType: 'STRING', isPII: true },
+    ]);
+    const populationId = await createPopulation(service, tenant);
+    const email = uniqueEmail('erase.me');
+    const otherEmail = uniqueEmail('erase.me.too');
+    const code = `CODE-${email}`;
+    const keptCode = `KEEP-${uniqueEmail('kept')}`;
+    const gone = await createPerson(service, tenant, {
+      email,
+      firstName: 'Erase',
+      lastName: 'Me',
+      phone: '+44 20 7946 0999',
+      additionalEmails: [otherEmail],
+      additionalPhones: ['+1 555 0199'],
+      populationIds: [populationId],
+      properties: { [Code!]: code, [Secret!]: 'my secret' },
+    });
+    // An import touched them too: its stored file held their email.
+    const importId = await startImport(service, tenant, csvOf([['email', 'firstName', 'code'], [email, 'Erased', code], ['bad', 'Row', '']]));
+    expect(await settleImport(service, tenant, importId)).toMatchObject({ status: 'COMPLETED', rowsImported: 1, rowsFailed: 1 });
+    const kept = await createPerson(service, tenant, { firstName: 'Kept', populationIds: [populationId], properties: { [Code!]: keptCode } });
+
+    const deleted = await call(service, 'DELETE', `/people/${gone.personId}`, { token: tenant.token });
+    expect(deleted.statusCode, deleted.body).toBeLessThan(300);
+    expect((await getPerson(service, tenant, gone.personId)).statusCode).toBe(404);
+
+    // Within the grace period the row keeps its data (it is hidden, not erased).
+    await setClock(new Date(deletedAt.getTime() + (PURGE_GRACE_DAYS - 1) * DAY_MS));
+    await runJobs();
+    expect(await personRow(gone.personId)).toMatchObject({ email, first_name: 'Erased', purged_at: null });
+
+    const purgeAt = new Date(deletedAt.getTime() + (PURGE_GRACE_DAYS + 1) * DAY_MS);
+    await setClock(purgeAt);
+    await runJobs();
+    const purged = await personRow(gone.personId);
+    expect(purged).toMatchObject({
+      email: null,
+      first_name: null,
+      last_name: null,
+      phone: null,
+      additional_emails: [],
+      additional_phones: [],
+      properties: {},
+      import_source: null,
+      purged_at: purgeAt.toISOString(),
+    });
+    expect(purged.deleted_at).not.toBeNull();
+    for (const needle of [email, otherEmail, code, '+44 20 7946 0999', 'my secret']) expect(await tablesHolding(needle), needle).toEqual([]);
+    const memberships = await service.deps.db.selectFrom('population_members').select('person_id').where('population_id', '=', populationId).execute();
+    expect(memberships).toEqual([{ person_id: kept.personId }]);
+
+    // The person kept is untouched.
+    const keptRead = await getPerson(service, tenant, kept.personId);
+    expect(keptRead.json()).toMatchObject({ email: kept.email, firstName: 'Kept', populationIds: [populationId], properties: { [Code!]: keptCode } });
+
+    // Running again changes nothing.
+    await setClock(new Date(purgeAt.getTime() + DAY_MS));
+    await runJobs();
+    expect(await personRow(gone.personId)).toEqual(purged);
+    expect((await getPerson(service, tenant, gone.personId)).statusCode).toBe(404);
+  });
+
+  it('drops the stored file of an upload that never finished (its request died)', async () => {
+    const tenant = await createTenant(service);
+    const db = service.deps.db;
+    const email = uniqueEmail('abandoned');
+    const insertUpload = async (hoursAgo: number) => {
+      const importId = `imp_abandoned_${hoursAgo}_${tenant.workspaceId}`;
+      const at = new Date(Date.now() - hoursAgo * 60 * 60 * 1000).toISOString();
+      await db
+        .insertInto('imports')
+        .values({ workspace_id: tenant.workspaceId, import_id: importId, status: 'RECEIVING', created_by_user_id: tenant.userId, created_at: at, updated_at: at })
+        .execute();
+      await db.insertInto('import_chunks').values({ workspace_id: tenant.workspaceId, import_id: importId, chunk_index: 0, data: Buffer.from(`email\n${email}\n`) }).execute();
+      return importId;
+    };
+    const dead = await insertUpload(25);
+    const inFlight = await insertUpload(0);
+    await setClock(new Date(deletedAt.getTime() + 400 * DAY_MS));
+    await runJobs();
+    const imports = await db.selectFrom('imports').select(['import_id', 'status']).where('workspace_id', '=', tenant.workspaceId).orderBy('import_id').execute();
+    expect(imports).toEqual([
+      { import_id: inFlight, status: 'RECEIVING' },
+      { import_id: dead, status: 'FAILED' },
+    ]);
+    const chunks = await db.selectFrom('import_chunks').select('import_id').where('workspace_id', '=', tenant.workspaceId).execute();
+    expect(chunks).toEqual([{ import_id: inFlight }]);
+  });
+});

@@ -1,0 +1,99 @@
+import { type Kysely, sql } from 'kysely';
+import type { Clock } from '../../clock.js';
+import type { DB } from '../../db/schema.js';
+import { inTransaction } from '../../db/transaction.js';
+import type { JobHandler, Schedule } from '../../jobs/queue.js';
+import * as importQueries from '../imports/queries.js';
+
+export const PURGE_QUEUE = 'people.purge';
+/**
+ * Days between a person's deletion and the erasure of their personal data. Deletion hides them at
+ * once; the grace period leaves room to undo a mistaken bulk delete from a backup, and stays far
+ * inside the 90 days the contract promises (the hourly purge adds at most an hour).
+ */
+export const PURGE_GRACE_DAYS = 30;
+/** An upload that never finished (its request died) is dropped after this long. */
+const ABANDONED_UPLOAD_HOURS = 24;
+const BATCH_SIZE = 500;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export interface PurgeResult {
+  peoplePurged: number;
+  importsClosed: number;
+}
+
+/**
+ * Erases, for good, the personal data of people deleted more than PURGE_GRACE_DAYS ago by the
+ * service's clock: the row keeps its id (history that refers to it stays whole) but loses every
+ * value that identifies the person; memberships and unique-value claims go. Each batch is one
+ * transaction and only touches rows not purged yet, so a rerun does nothing twice.
+ *
+ * It also closes imports that can no longer finish (their job failed for good, or the upload
+ * died), deleting their stored files, which hold personal data. Those ages are measured in real
+ * time, as job retention is: a test clock moved ahead must not close another instance's upload
+ * in flight.
+ */
+export function purgePeopleHandler(db: Kysely<DB>, clock: Clock, realNow: () => Date = () => new Date()): JobHandler {
+  return {
+    queue: PURGE_QUEUE,
+    async run(job): Promise<PurgeResult> {
+      const now = clock.now();
+      const cutoff = new Date(now.getTime() - PURGE_GRACE_DAYS * DAY_MS).toISOString();
+      const result: PurgeResult = { peoplePurged: 0, importsClosed: 0 };
+      for (;;) {
+        job.signal.throwIfAborted();
+        const purged = await purgeBatch(db, cutoff, now.toISOString());
+        result.peoplePurged += purged;
+        if (purged < BATCH_SIZE) break;
+      }
+      result.importsClosed = await closeAbandonedImports(db, realNow, job.signal);
+      return result;
+    },
+  };
+}
+
+/**
+ * Closes (FAILED) the imports that can no longer finish, deleting their stored files: those whose
+ * job failed for good, and uploads that died more than ABANDONED_UPLOAD_HOURS ago. Returns how many.
+ */
+export async function closeAbandonedImports(db: Kysely<DB>, realNow: () => Date = () => new Date(), signal?: AbortSignal): Promise<number> {
+  const receivingBefore = new Date(realNow().getTime() - ABANDONED_UPLOAD_HOURS * 60 * 60 * 1000).toISOString();
+  let closed = 0;
+  for (;;) {
+    signal?.throwIfAborted();
+    const abandoned = await importQueries.findAbandonedImports(db, receivingBefore, BATCH_SIZE);
+    for (const found of abandoned) {
+      if (await importQueries.finishImport(db, found.workspace_id, found.import_id, 'FAILED', realNow().toISOString())) closed++;
+    }
+    if (abandoned.length < BATCH_SIZE) return closed;
+  }
+}
+
+async function purgeBatch(db: Kysely<DB>, cutoff: string, now: string): Promise<number> {
+  return inTransaction(db, async (transaction) => {
+    const due = await transaction
+      .selectFrom('people')
+      .where('deleted_at', 'is not', null)
+      .where('purged_at', 'is', null)
+      .where('deleted_at', '<=', cutoff)
+      .select(['workspace_id', 'person_id'])
+      .limit(BATCH_SIZE)
+      .forUpdate()
+      .skipLocked()
+      .execute();
+    if (due.length === 0) return 0;
+    const keys = JSON.stringify(due);
+    const batch = sql`(select x.workspace_id, x.person_id from jsonb_to_recordset(${keys}::jsonb) as x(workspace_id text, person_id text))`;
+    await sql`delete from population_members where (workspace_id, person_id) in ${batch}`.execute(transaction);
+    await sql`delete from person_unique_values where (workspace_id, person_id) in ${batch}`.execute(transaction);
+    await sql`
+      update people set email = null, first_name = null, last_name = null, phone = null,
+        additional_emails = '{}', additional_phones = '{}', properties = '{}', import_source = null,
+        purged_at = ${now}, updated_at = ${now}
+      where (workspace_id, person_id) in ${batch} and purged_at is null
+    `.execute(transaction);
+    return due.length;
+  });
+}
+
+export const purgePeopleSchedule: Schedule = { name: 'people.purge', queue: PURGE_QUEUE, everySeconds: 60 * 60 };

@@ -1,0 +1,287 @@
+import type { Kysely, Updateable } from 'kysely';
+import type { Clock } from '../../clock.js';
+import type { DB, PeopleTable, PropertyValue } from '../../db/schema.js';
+import { inTransaction } from '../../db/transaction.js';
+import { conflict, notFound } from '../../http/errors.js';
+import { MASKED_TEXT, maskEmail, maskText } from '../../http/masking.js';
+import { idPrefixes, newId } from '../../ids.js';
+import { findPopulationIds } from '../populations/queries.js';
+import * as queries from './queries.js';
+import type { CreatePersonBody, DeletePeopleBody, UpdatePersonBody } from './requests.js';
+import { checkPropertyValues, claimUniqueValues, loadPropertyCatalogue, releaseUniqueValues } from './values.js';
+
+/** What the people service needs to know about the call: whose workspace, when, and what the token may see. */
+export interface CallContext {
+  db: Kysely<DB>;
+  clock: Clock;
+  workspaceId: string;
+  canReadPersonalData: boolean;
+}
+
+export type PersonRow = queries.PersonRow;
+
+export interface Person {
+  personId: string;
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+  name: string | null;
+  phone: string | null;
+  additionalEmails: string[];
+  additionalPhones: string[];
+  isOptedOut: boolean;
+  contactStatus: PersonRow['contact_status'];
+  populationIds: string[];
+  properties: Record<string, PropertyValue>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const joinName = (firstName: string | null, lastName: string | null) => [firstName, lastName].filter((part) => part).join(' ') || null;
+
+/**
+ * People rows as Person responses: the population ids of all of them in one query, and (for a
+ * token without the personal-data right) emails, phones, names and the values of properties
+ * flagged isPII or isPHI masked. Rows are presented in the order given.
+ */
+export async function presentPeople(db: Kysely<DB>, workspaceId: string, rows: readonly PersonRow[], canReadPersonalData: boolean): Promise<Person[]> {
+  if (rows.length === 0) return [];
+  const personIds = rows.map((row) => row.person_id);
+  const populations = await queries.findPopulationIdsOf(db, workspaceId, personIds);
+  let personalProperties = new Set<string>();
+  if (!canReadPersonalData) {
+    const catalogue = await loadPropertyCatalogue(db, workspaceId);
+    personalProperties = new Set([...catalogue.values()].filter((property) => property.isPersonalData).map((property) => property.propertyId));
+  }
+  return rows.map((row) => {
+    const name = joinName(row.first_name, row.last_name);
+    const properties: Record<string, PropertyValue> = {};
+    for (const [id, value] of Object.entries(row.properties)) properties[id] = personalProperties.has(id) ? MASKED_TEXT : value;
+    return {
+      personId: row.person_id,
+      email: maskEmail(row.email ?? '', canReadPersonalData),
+      firstName: maskText(row.first_name, canReadPersonalData),
+      lastName: maskText(row.last_name, canReadPersonalData),
+      name: maskText(name, canReadPersonalData),
+      phone: maskText(row.phone, canReadPersonalData),
+      additionalEmails: row.additional_emails.map((email) => maskEmail(email, canReadPersonalData)),
+      additionalPhones: row.additional_phones.map((phone) => maskText(phone, canReadPersonalData)),
+      isOptedOut: row.is_opted_out,
+      contactStatus: row.contact_status,
+      populationIds: populations.get(row.person_id) ?? [],
+      properties,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    };
+  });
+}
+
+const presentOne = async (context: CallContext, db: Kysely<DB>, row: PersonRow) => (await presentPeople(db, context.workspaceId, [row], context.canReadPersonalData))[0]!;
+
+const now = (context: CallContext) => context.clock.now().toISOString();
+
+async function ensureEmailFree(db: Kysely<DB>, workspaceId: string, email: string, personId?: string) {
+  const holder = await queries.findPersonByEmail(db, workspaceId, email);
+  if (holder && holder.person_id !== personId) throw conflict('A person with this email already exists', ['email']);
+}
+
+async function ensurePopulations(db: Kysely<DB>, workspaceId: string, populationIds: readonly string[]) {
+  const found = await findPopulationIds(db, workspaceId, populationIds);
+  const missing = populationIds.findIndex((populationId) => !found.has(populationId));
+  if (missing !== -1) throw notFound('Population', ['populationIds', String(missing)]);
+}
+
+/** A unique-index violation on the email, raced past the check by a concurrent request. */
+function isEmailRace(error: unknown): boolean {
+  const fields = error as { code?: string; constraint?: string; message?: string };
+  return fields.code === '23505' && (fields.constraint === 'people_email_unique' || (fields.message ?? '').includes('people_email_unique'));
+}
+
+async function translatingRaces<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (isEmailRace(error)) throw conflict('A person with this email already exists', ['email']);
+    throw error;
+  }
+}
+
+export async function createPerson(context: CallContext, body: CreatePersonBody): Promise<Person> {
+  const { workspaceId } = context;
+  return translatingRaces(() =>
+    inTransaction(context.db, async (db) => {
+      const populationIds = [...new Set(body.populationIds ?? [])];
+      await ensurePopulations(db, workspaceId, body.populationIds ?? []);
+      await ensureEmailFree(db, workspaceId, body.email);
+      const checked = await checkPropertyValues(db, workspaceId, body.properties ?? {});
+      const at = now(context);
+      const personId = newId(idPrefixes.person);
+      const row = await queries.insertPerson(db, {
+        workspace_id: workspaceId,
+        person_id: personId,
+        email: body.email,
+        first_name: body.firstName ?? null,
+        last_name: body.lastName ?? null,
+        phone: body.phone ?? null,
+        additional_emails: body.additionalEmails ?? [],
+        additional_phones: body.additionalPhones ?? [],
+        properties: JSON.stringify(checked.set),
+        contact_status_updated_at: null,
+        import_source: null,
+        last_import_id: null,
+        imported_at: null,
+        created_at: at,
+        updated_at: at,
+        deleted_at: null,
+        purged_at: null,
+      });
+      await claimUniqueValues(db, workspaceId, personId, checked.catalogue, checked.set);
+      await queries.addMemberships(db, workspaceId, personId, populationIds, at);
+      return presentOne(context, db, row);
+    }),
+  );
+}
+
+export async function getPerson(context: CallContext, personId: string): Promise<Person> {
+  const row = await queries.findPersonById(context.db, context.workspaceId, personId);
+  if (!row) throw notFound('Person', ['personId']);
+  return presentOne(context, context.db, row);
+}
+
+/** PATCH: only the fields given change; `properties` merges key by key, null removing a value. */
+export async function updatePerson(context: CallContext, personId: string, body: UpdatePersonBody): Promise<Person> {
+  const { workspaceId } = context;
+  return translatingRaces(() =>
+    inTransaction(context.db, async (db) => {
+      const existing = await queries.findPersonById(db, workspaceId, personId, { forUpdate: true });
+      if (!existing) throw notFound('Person', ['personId']);
+      if (body.populationIds !== undefined) await ensurePopulations(db, workspaceId, body.populationIds);
+      if (body.email !== undefined) await ensureEmailFree(db, workspaceId, body.email, personId);
+      const at = now(context);
+      const changes: Updateable<PeopleTable> = { updated_at: at };
+      if (body.email !== undefined) changes.email = body.email;
+      if (body.firstName !== undefined) changes.first_name = body.firstName;
+      if (body.lastName !== undefined) changes.last_name = body.lastName;
+      if (body.phone !== undefined) changes.phone = body.phone;
+      if (body.additionalEmails !== undefined) changes.additional_emails = body.additionalEmails;
+      if (body.additionalPhones !== undefined) changes.additional_phones = body.additionalPhones;
+      if (body.properties !== undefined) {
+        const checked = await checkPropertyValues(db, workspaceId, body.properties);
+        const merged: Record<string, PropertyValue> = { ...existing.properties, ...checked.set };
+        for (const id of checked.remove) delete merged[id];
+        await claimUniqueValues(db, workspaceId, personId, checked.catalogue, merged);
+        changes.properties = JSON.stringify(merged);
+      }
+      const row = await queries.updatePerson(db, workspaceId, personId, changes);
+      if (body.populationIds !== undefined) await queries.replaceMemberships(db, workspaceId, personId, [...new Set(body.populationIds)], at);
+      return presentOne(context, db, row);
+    }),
+  );
+}
+
+/**
+ * Deletes people at once for every read (deleted_at) and frees their unique values and email;
+ * the purge erases their personal data later. Returns how many live people it deleted.
+ */
+export async function deletePeople(context: CallContext, match: DeletePeopleBody): Promise<{ personsDeletedCount: number }> {
+  const { workspaceId } = context;
+  return inTransaction(context.db, async (db) => {
+    const deleted = await queries.softDeletePeople(db, workspaceId, match, now(context));
+    await releaseUniqueValues(db, workspaceId, deleted);
+    return { personsDeletedCount: deleted.length };
+  });
+}
+
+export async function deletePerson(context: CallContext, personId: string): Promise<{ personsDeletedCount: number }> {
+  const result = await deletePeople(context, { personIds: [personId] });
+  if (result.personsDeletedCount === 0) throw notFound('Person', ['personId']);
+  return result;
+}
+
+export interface OptedOutStatus {
+  personId: string;
+  email: string;
+  isOptedOut: boolean;
+}
+
+function presentOptedOut(context: CallContext, row: PersonRow): OptedOutStatus {
+  return { personId: row.person_id, email: maskEmail(row.email ?? '', context.canReadPersonalData), isOptedOut: row.is_opted_out };
+}
+
+/**
+ * Sets the opted-out flag and with it the contact status: opting out makes the person
+ * OPTED_OUT; opting back in makes them CONTACTABLE again. Setting the flag it already has
+ * changes nothing (not even the time of the last contact-status change).
+ */
+async function setOptedOutOf(context: CallContext, db: Kysely<DB>, row: PersonRow, isOptedOut: boolean): Promise<PersonRow> {
+  if (row.is_opted_out === isOptedOut) return row;
+  const at = now(context);
+  return queries.updatePerson(db, context.workspaceId, row.person_id, {
+    is_opted_out: isOptedOut,
+    contact_status: isOptedOut ? 'OPTED_OUT' : 'CONTACTABLE',
+    contact_status_updated_at: at,
+    updated_at: at,
+  });
+}
+
+/** PUT /people/{personIdOrEmail}/opted-out: addressed as E18 is, by id or by email. */
+export async function setOptedOut(context: CallContext, personIdOrEmail: string, isOptedOut: boolean): Promise<OptedOutStatus> {
+  return inTransaction(context.db, async (db) => {
+    const row = await findByIdOrEmail(db, context.workspaceId, personIdOrEmail, true);
+    if (!row) throw notFound('Person', ['personIdOrEmail']);
+    return presentOptedOut(context, await setOptedOutOf(context, db, row, isOptedOut));
+  });
+}
+
+/** E23: the same change, addressed by email. */
+export async function setOptedOutByEmail(context: CallContext, email: string, isOptedOut: boolean): Promise<OptedOutStatus> {
+  return inTransaction(context.db, async (db) => {
+    const row = await queries.findPersonByEmail(db, context.workspaceId, email, { forUpdate: true });
+    if (!row) throw notFound('Person', ['email']);
+    return presentOptedOut(context, await setOptedOutOf(context, db, row, isOptedOut));
+  });
+}
+
+/** A syntactically valid email address (the same test the request schemas' `format: email` applies in spirit). */
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+function findByIdOrEmail(db: Kysely<DB>, workspaceId: string, personIdOrEmail: string, forUpdate: boolean) {
+  return EMAIL.test(personIdOrEmail)
+    ? queries.findPersonByEmail(db, workspaceId, personIdOrEmail, { forUpdate })
+    : queries.findPersonById(db, workspaceId, personIdOrEmail, { forUpdate });
+}
+
+/** E18: by person id, or by email when the value is a valid email address. */
+export async function getOptedOut(context: CallContext, personIdOrEmail: string): Promise<OptedOutStatus> {
+  const row = await findByIdOrEmail(context.db, context.workspaceId, personIdOrEmail, false);
+  if (!row) throw notFound('Person', ['personIdOrEmail']);
+  return presentOptedOut(context, row);
+}
+
+/** E15: the person's email and opted-out flag. */
+export async function getOptedOutByEmail(context: CallContext, email: string): Promise<{ email: string; optedOut: boolean }> {
+  const row = await queries.findPersonByEmail(context.db, context.workspaceId, email);
+  if (!row) throw notFound('Person', ['email']);
+  return { email: maskEmail(row.email ?? '', context.canReadPersonalData), optedOut: row.is_opted_out };
+}
+
+/**
+ * POST /populations/{id}/members: each live person of the list joins (already a member is
+ * fine); an unknown or deleted person is an error item naming its index.
+ */
+export async function addPopulationMembers(context: CallContext, populationId: string, personIds: readonly string[]) {
+  const { workspaceId } = context;
+  return inTransaction(context.db, async (db) => {
+    const populations = await findPopulationIds(db, workspaceId, [populationId]);
+    if (!populations.has(populationId)) throw notFound('Population', ['populationId']);
+    const live = await queries.findLivePersonIds(db, workspaceId, [...new Set(personIds)]);
+    const added = new Set<string>();
+    const errors: { message: string; path: string[] }[] = [];
+    personIds.forEach((personId, index) => {
+      if (live.has(personId)) added.add(personId);
+      else errors.push({ message: 'Person not found', path: ['personIds', String(index)] });
+    });
+    await queries.addMembers(db, workspaceId, populationId, [...added], now(context));
+    return { added: [...added], errors };
+  });
+}

@@ -1,0 +1,336 @@
+import { type RawBuilder, type SqlBool, sql } from 'kysely';
+import { ApiError, badRequest } from '../http/errors.js';
+import { type CompileContext, computableNames, isReferenceName, type Membership, type PropertyDefinition, type ValueType } from './catalogue.js';
+import type { PropertyGroup } from './names.js';
+import { type Comparison, type Filter, type FilterGroup, MAX_FILTERS, MAX_GROUP_LEVEL, type RootFilter, type Sort } from './schemas.js';
+
+type Condition = RawBuilder<SqlBool>;
+type Path = string[];
+
+/** An id a membership filter names; unknown ones are a 404 naming the value (checked by the caller, which holds the database). */
+export interface MembershipCheck {
+  membership: Membership;
+  id: string;
+  path: Path;
+}
+
+export interface SortKey {
+  /** The key over `people as p`; null sorts last in either direction. */
+  key: RawBuilder<unknown>;
+  /** The SQL type the key has, so a cursor's text form casts back to it exactly. */
+  sqlType: string;
+  direction: 'ASC' | 'DESC';
+  notNull: boolean;
+}
+
+export interface CompiledSearch {
+  where: Condition | undefined;
+  sort: SortKey;
+  membershipChecks: MembershipCheck[];
+}
+
+export interface CompileOptions {
+  context: CompileContext;
+  canReadPersonalData: boolean;
+  /** Custom properties of the workspace named by the request, by id. */
+  customProperties: Map<string, PropertyDefinition>;
+}
+
+const DAY_MS = 86_400_000;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+const COUNTRY = /^[A-Za-z]{2}$/;
+const EARTH_RADIUS_KM = 6371.0088;
+
+const isGroup = (item: Filter | FilterGroup): item is FilterGroup => 'filters' in item;
+
+/** The ids of custom properties a filter or sort may name (propertyId, or a sort's propertyName that is no catalogue name). */
+export function namedPropertyIds(filter: RootFilter | undefined): string[] {
+  const ids = new Set<string>();
+  const visit = (items: (Filter | FilterGroup)[]) => {
+    for (const item of items) {
+      if (isGroup(item)) visit(item.filters);
+      else if ('propertyId' in item.property) ids.add(item.property.propertyId);
+      else if (item.property.propertyGroup === 'PERSON' && !(item.property.propertyName in computableNames.PERSON)) ids.add(item.property.propertyName);
+    }
+  };
+  if (filter) {
+    visit(filter.filters);
+    if (filter.sort?.propertyGroup === 'PERSON' && !(filter.sort.propertyName in computableNames.PERSON)) ids.add(filter.sort.propertyName);
+  }
+  return [...ids];
+}
+
+/** Comparisons whose result is the complement of another's: they also match people with no value. */
+const complements: Partial<Record<Comparison, Comparison>> = {
+  NOT_EQUALS: 'EQUALS',
+  NOT_CONTAINS: 'CONTAINS',
+  NOT_IN: 'IN',
+  NOT_IN_LAST_DAYS: 'IN_LAST_DAYS',
+  IS_NONE_OF: 'IS_ANY_OF',
+  HAS_NONE_OF: 'HAS_ANY_OF',
+  IS_NOT_EMPTY: 'IS_EMPTY',
+};
+
+const comparisonsByType: Record<ValueType, readonly Comparison[]> = {
+  text: ['EQUALS', 'NOT_EQUALS', 'CONTAINS', 'NOT_CONTAINS', 'STARTS_WITH', 'IN', 'NOT_IN'],
+  email: ['EQUALS', 'NOT_EQUALS', 'CONTAINS', 'NOT_CONTAINS', 'STARTS_WITH', 'IN', 'NOT_IN'],
+  number: ['EQUALS', 'NOT_EQUALS', 'GREATER_THAN', 'GREATER_THAN_OR_EQUAL', 'LESS_THAN', 'LESS_THAN_OR_EQUAL', 'BETWEEN'],
+  datetime: ['BEFORE', 'AFTER', 'ON', 'BETWEEN', 'IN_LAST_DAYS', 'NOT_IN_LAST_DAYS'],
+  boolean: ['IS_TRUE', 'IS_FALSE'],
+  enum: ['IS_ANY_OF', 'IS_NONE_OF'],
+  select: ['IS_ANY_OF', 'IS_NONE_OF'],
+  multiselect: ['HAS_ANY_OF', 'HAS_ALL_OF', 'HAS_NONE_OF'],
+  membership: ['HAS_ANY_OF', 'HAS_ALL_OF', 'HAS_NONE_OF'],
+  location: ['WITHIN_KM', 'COUNTRY_IS'],
+};
+
+const typeNames: Record<ValueType, string> = {
+  text: 'text',
+  email: 'email',
+  number: 'number',
+  datetime: 'date-time',
+  boolean: 'boolean',
+  enum: 'enum',
+  select: 'single select',
+  multiselect: 'multi select',
+  membership: 'membership',
+  location: 'location',
+};
+
+const sortTypes: Record<ValueType, string> = {
+  text: 'text',
+  email: 'text',
+  number: 'numeric',
+  datetime: 'timestamptz',
+  boolean: 'boolean',
+  enum: 'text',
+  select: 'text',
+  multiselect: 'jsonb',
+  membership: 'bigint',
+  location: 'text',
+};
+
+const and = (conditions: Condition[]): Condition => (conditions.length === 0 ? sql<SqlBool>`true` : sql<SqlBool>`(${sql.join(conditions, sql` and `)})`);
+const or = (conditions: Condition[]): Condition => (conditions.length === 0 ? sql<SqlBool>`false` : sql<SqlBool>`(${sql.join(conditions, sql` or `)})`);
+const not = (condition: Condition): Condition => sql<SqlBool>`(not coalesce(${condition}, false))`;
+const textArray = (values: string[]) => sql`cast(${values} as text[])`;
+
+/** Values: each reader refuses what does not fit, naming the value's path. */
+const read = {
+  none(value: unknown, path: Path, comparison: Comparison) {
+    if (value !== undefined) throw badRequest(`${comparison} takes no value`, path);
+  },
+  string(value: unknown, path: Path): string {
+    if (typeof value !== 'string') throw badRequest('value must be a string', path);
+    if (value.length > 1000) throw badRequest('value must be at most 1000 characters', path);
+    return value;
+  },
+  strings(value: unknown, path: Path): string[] {
+    if (!Array.isArray(value) || value.length === 0 || value.length > 1000) throw badRequest('value must be an array of 1 to 1000 strings', path);
+    return value.map((item, index) => read.string(item, [...path, String(index)]));
+  },
+  number(value: unknown, path: Path): number {
+    if (typeof value !== 'number' || !Number.isFinite(value)) throw badRequest('value must be a number', path);
+    return value;
+  },
+  pair<T>(value: unknown, path: Path, item: (value: unknown, path: Path) => T): [T, T] {
+    if (!Array.isArray(value) || value.length !== 2) throw badRequest('value must be an array of two items [from, to]', path);
+    return [item(value[0], [...path, '0']), item(value[1], [...path, '1'])];
+  },
+  days(value: unknown, path: Path): number {
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 36_500) throw badRequest('value must be a whole number of days from 0 to 36500', path);
+    return value;
+  },
+  /** A date covers its UTC day; a date-time is an instant (from = to). */
+  moment(value: unknown, path: Path): { from: Date; to: Date; isDate: boolean } {
+    if (typeof value === 'string' && (DATE.test(value) || DATE_TIME.test(value))) {
+      const isDate = DATE.test(value);
+      const at = new Date(isDate ? `${value}T00:00:00Z` : value);
+      if (!Number.isNaN(at.getTime()) && (!isDate || at.toISOString().startsWith(value))) {
+        return { from: at, to: isDate ? new Date(at.getTime() + DAY_MS) : at, isDate };
+      }
+    }
+    throw badRequest('value must be a date (YYYY-MM-DD) or an ISO 8601 date-time', path);
+  },
+};
+
+const at = (date: Date) => sql`cast(${date.toISOString()} as timestamptz)`;
+
+/**
+ * Validates a RootFilter against the catalogue and compiles it to one condition over `people as
+ * p`, with its sort key. Every refusal names the offending part's path from the body's root.
+ */
+export function compileRootFilter(filter: RootFilter | undefined, options: CompileOptions): CompiledSearch {
+  const { context, canReadPersonalData, customProperties } = options;
+  const membershipChecks: MembershipCheck[] = [];
+  let filterCount = 0;
+
+  const resolve = (group: PropertyGroup, name: string, path: Path): PropertyDefinition => {
+    const definition = computableNames[group][name] ?? (group === 'PERSON' ? customProperties.get(name) : undefined);
+    if (definition) return definition;
+    if (isReferenceName(group, name)) throw badRequest(`${group}.${name} cannot be computed by this service yet`, path);
+    throw badRequest(`${name} is not a name of the ${group} property group${group === 'PERSON' ? ' nor the id of a custom person property' : ''}`, path);
+  };
+
+  const guard = (definition: PropertyDefinition) => {
+    if (definition.personalData && !canReadPersonalData) throw new ApiError('FORBIDDEN');
+  };
+
+  const optionNames = (definition: PropertyDefinition, value: unknown, path: Path): string[] =>
+    read.strings(value, path).map((given, index) => {
+      const option = definition.options?.find((candidate) => candidate.name === given || candidate.id === given);
+      if (!option) throw badRequest(`${given} is not an option of ${definition.label}`, [...path, String(index)]);
+      return option.name;
+    });
+
+  const positive = (definition: PropertyDefinition, comparison: Comparison, raw: unknown, path: Path): Condition => {
+    const value = definition.value(context);
+    const type = definition.type;
+    if (comparison === 'IS_EMPTY') {
+      read.none(raw, path, comparison);
+      if (type === 'membership') return sql<SqlBool>`not exists (${definition.membership!.ids(context)})`;
+      if (type === 'text' || type === 'email' || type === 'enum' || type === 'select') return sql<SqlBool>`(${value} is null or ${value} = '')`;
+      if (type === 'multiselect') return sql<SqlBool>`(${value} is null or jsonb_array_length(${value}) = 0)`;
+      return sql<SqlBool>`(${value} is null)`;
+    }
+    switch (type) {
+      case 'text':
+      case 'email': {
+        const folded = type === 'email' ? sql`lower(${value})` : value;
+        const fold = (text: RawBuilder<unknown>) => (type === 'email' ? sql`lower(${text})` : text);
+        if (comparison === 'EQUALS') return sql<SqlBool>`${folded} = ${fold(sql`cast(${read.string(raw, path)} as text)`)}`;
+        if (comparison === 'IN') {
+          const values = read.strings(raw, path);
+          // The database's lower(), as on the stored side: JavaScript folds some letters differently.
+          return sql<SqlBool>`${folded} = any(${type === 'email' ? sql`array(select lower(v) from unnest(${textArray(values)}) as v)` : textArray(values)})`;
+        }
+        // Substring matches ignore case for every text; strpos and starts_with need no escaping of LIKE's wildcards.
+        if (comparison === 'CONTAINS') return sql<SqlBool>`strpos(lower(${value}), lower(cast(${read.string(raw, path)} as text))) > 0`;
+        return sql<SqlBool>`starts_with(lower(${value}), lower(cast(${read.string(raw, path)} as text)))`;
+      }
+      case 'number': {
+        const operators: Partial<Record<Comparison, string>> = {
+          EQUALS: '=',
+          GREATER_THAN: '>',
+          GREATER_THAN_OR_EQUAL: '>=',
+          LESS_THAN: '<',
+          LESS_THAN_OR_EQUAL: '<=',
+        };
+        const num = (n: number) => sql`cast(${String(n)} as numeric)`;
+        if (comparison === 'BETWEEN') {
+          const [min, max] = read.pair(raw, path, read.number);
+          return sql<SqlBool>`(${value} between ${num(min)} and ${num(max)})`;
+        }
+        return sql<SqlBool>`${value} ${sql.raw(operators[comparison]!)} ${num(read.number(raw, path))}`;
+      }
+      case 'datetime': {
+        if (comparison === 'IN_LAST_DAYS') {
+          const days = read.days(raw, path);
+          const now = context.now;
+          return sql<SqlBool>`(${value} >= ${at(new Date(now.getTime() - days * DAY_MS))} and ${value} <= ${at(now)})`;
+        }
+        if (comparison === 'BETWEEN') {
+          const [from, to] = read.pair(raw, path, read.moment);
+          return sql<SqlBool>`(${value} >= ${at(from.from)} and ${value} ${sql.raw(to.isDate ? '<' : '<=')} ${at(to.to)})`;
+        }
+        const moment = read.moment(raw, path);
+        if (comparison === 'BEFORE') return sql<SqlBool>`${value} < ${at(moment.from)}`;
+        if (comparison === 'AFTER') return moment.isDate ? sql<SqlBool>`${value} >= ${at(moment.to)}` : sql<SqlBool>`${value} > ${at(moment.to)}`;
+        // ON: the UTC day of the date, or of the date-time's instant.
+        const day = new Date(Math.floor(moment.from.getTime() / DAY_MS) * DAY_MS);
+        return sql<SqlBool>`(${value} >= ${at(day)} and ${value} < ${at(new Date(day.getTime() + DAY_MS))})`;
+      }
+      case 'boolean':
+        read.none(raw, path, comparison);
+        return comparison === 'IS_TRUE' ? sql<SqlBool>`(${value} is true)` : sql<SqlBool>`(${value} is false)`;
+      case 'enum':
+      case 'select':
+        return sql<SqlBool>`${value} = any(${textArray(optionNames(definition, raw, path))})`;
+      case 'multiselect': {
+        const names = textArray(optionNames(definition, raw, path));
+        return comparison === 'HAS_ALL_OF' ? sql<SqlBool>`(${value} ?& ${names})` : sql<SqlBool>`(${value} ?| ${names})`;
+      }
+      case 'membership': {
+        const membership = definition.membership!;
+        const given = read.strings(raw, path);
+        given.forEach((id, index) => membershipChecks.push({ membership, id, path: [...path, String(index)] }));
+        const ids = [...new Set(given)];
+        const members = membership.ids(context);
+        if (comparison === 'HAS_ALL_OF') {
+          return sql<SqlBool>`((select count(distinct s.id) from (${members}) as s(id) where s.id = any(${textArray(ids)})) = ${sql.lit(ids.length)})`;
+        }
+        return sql<SqlBool>`exists (select 1 from (${members}) as s(id) where s.id = any(${textArray(ids)}))`;
+      }
+      case 'location': {
+        if (comparison === 'COUNTRY_IS') {
+          const codes = read.strings(raw, path).map((code, index) => {
+            if (!COUNTRY.test(code)) throw badRequest('value must hold ISO 3166-1 alpha-2 country codes', [...path, String(index)]);
+            return code.toUpperCase();
+          });
+          return sql<SqlBool>`upper(${value} ->> 'country') = any(${textArray(codes)})`;
+        }
+        if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw badRequest('value must be an object {lat, lng, km}', path);
+        const fields = raw as Record<string, unknown>;
+        const extra = Object.keys(fields).find((key) => !['lat', 'lng', 'km'].includes(key));
+        if (extra !== undefined) throw badRequest(`${extra} is not a known field`, [...path, extra]);
+        const lat = read.number(fields.lat, [...path, 'lat']);
+        const lng = read.number(fields.lng, [...path, 'lng']);
+        const km = read.number(fields.km, [...path, 'km']);
+        if (lat < -90 || lat > 90) throw badRequest('lat must be from -90 to 90', [...path, 'lat']);
+        if (lng < -180 || lng > 180) throw badRequest('lng must be from -180 to 180', [...path, 'lng']);
+        if (km < 0) throw badRequest('km must not be negative', [...path, 'km']);
+        const coordinate = (name: string) => sql`(case when jsonb_typeof(${value} -> ${sql.lit(name)}) = 'number' then cast(${value} ->> ${sql.lit(name)} as float8) end)`;
+        const float = (n: number) => sql`cast(${String(n)} as float8)`;
+        // Haversine; least() keeps rounding from pushing asin's argument past 1.
+        return sql<SqlBool>`(2 * ${sql.lit(EARTH_RADIUS_KM)} * asin(least(1, sqrt(
+          power(sin(radians(${coordinate('lat')} - ${float(lat)}) / 2), 2)
+          + cos(radians(${float(lat)})) * cos(radians(${coordinate('lat')})) * power(sin(radians(${coordinate('lng')} - ${float(lng)}) / 2), 2)
+        )))) <= ${float(km)}`;
+      }
+    }
+  };
+
+  const compileFilter = (item: Filter, path: Path): Condition => {
+    filterCount++;
+    if (filterCount > MAX_FILTERS) throw badRequest(`A filter may hold at most ${MAX_FILTERS} Filters, counted through every level`, path);
+    const ref = item.property;
+    const definition =
+      'propertyId' in ref
+        ? customProperties.get(ref.propertyId)
+        : resolve(ref.propertyGroup, ref.propertyName, [...path, 'property', 'propertyName']);
+    if (!definition) throw badRequest('No custom person property has this id', [...path, 'property', 'propertyId']);
+    guard(definition);
+    const comparison = item.comparison;
+    const allowed = comparisonsByType[definition.type];
+    if (comparison !== 'IS_EMPTY' && comparison !== 'IS_NOT_EMPTY' && !allowed.includes(comparison)) {
+      throw badRequest(`${comparison} does not fit ${definition.label}, a ${typeNames[definition.type]} property; use one of ${[...allowed, 'IS_EMPTY', 'IS_NOT_EMPTY'].join(', ')}`, [...path, 'comparison']);
+    }
+    const valuePath = [...path, 'value'];
+    const complement = complements[comparison];
+    return complement ? not(positive(definition, complement, item.value, valuePath)) : positive(definition, comparison, item.value, valuePath);
+  };
+
+  const compileItems = (operator: 'AND' | 'OR' | undefined, items: (Filter | FilterGroup)[], level: number, path: Path): Condition => {
+    const conditions = items.map((item, index) => {
+      const itemPath = [...path, 'filters', String(index)];
+      if (!isGroup(item)) return compileFilter(item, itemPath);
+      if (level + 1 > MAX_GROUP_LEVEL) throw badRequest(`FilterGroups nest at most ${MAX_GROUP_LEVEL} levels deep`, itemPath);
+      // An empty group constrains nothing, whatever its operator.
+      return item.filters.length === 0 ? sql<SqlBool>`true` : compileItems(item.operator, item.filters, level + 1, itemPath);
+    });
+    return operator === 'OR' ? or(conditions) : and(conditions);
+  };
+
+  const where = filter && filter.filters.length > 0 ? compileItems(filter.operator, filter.filters, 0, ['filter']) : undefined;
+  return { where, sort: compileSort(filter?.sort), membershipChecks };
+
+  function compileSort(sort: Sort | undefined): SortKey {
+    if (!sort) return { key: sql`p.person_id`, sqlType: 'text', direction: 'ASC', notNull: true };
+    const definition = resolve(sort.propertyGroup, sort.propertyName, ['filter', 'sort', 'propertyName']);
+    guard(definition);
+    const value = definition.value(context);
+    const key = definition.type === 'email' ? sql`lower(${value})` : definition.type === 'location' ? sql`(${value} ->> 'country')` : value;
+    return { key, sqlType: sortTypes[definition.type], direction: sort.operator, notNull: definition.notNull ?? false };
+  }
+}
