@@ -3,7 +3,8 @@ import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { DB } from './db/schema.js';
 import type { StoreKind } from './db/database.js';
-import type { PrincipalCache } from './http/auth.js';
+import type { FastifyRequest } from 'fastify';
+import { type Principal, type PrincipalCache, principalOf } from './http/auth.js';
 import type { CursorCodec } from './http/cursor.js';
 import type { RateLimiter } from './http/rate-limit.js';
 
@@ -16,4 +17,33 @@ export interface ServiceDeps {
   cursors: CursorCodec;
   principals: PrincipalCache;
   limiter: RateLimiter;
+}
+
+/**
+ * What a family's service needs to know about one call: whose workspace, who, what the token
+ * may see, and when. Routes build it once with callContext; each service takes the part it needs.
+ */
+export interface CallContext {
+  db: Kysely<DB>;
+  clock: Clock;
+  workspaceId: string;
+  userId: string;
+  canReadPersonalData: boolean;
+  canReadScreeners: boolean;
+}
+
+export function callContext(deps: ServiceDeps, principal: Principal): CallContext {
+  return {
+    db: deps.db,
+    clock: deps.clock,
+    workspaceId: principal.workspaceId,
+    userId: principal.userId,
+    canReadPersonalData: principal.canReadPersonalData,
+    canReadScreeners: principal.canReadScreeners,
+  };
+}
+
+/** The call context of an authenticated request. */
+export function requestContext(deps: ServiceDeps, request: FastifyRequest): CallContext {
+  return callContext(deps, principalOf(request));
 }

@@ -2,8 +2,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { ServiceDeps } from '../../context.js';
-import { principalOf } from '../../http/auth.js';
+import { requestContext, type ServiceDeps } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
 import { errorResponse } from '../../http/schemas.js';
 import { CreateImportQuery, CsvBody, Import, ImportAccepted, ImportIdParams } from './schemas.js';
@@ -51,9 +50,7 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
       }
       const length = Number(request.headers['content-length']);
       if (Number.isFinite(length) && length > service.IMPORT_BYTES_MAX) throw new ApiError('PAYLOAD_TOO_LARGE', [{ message: 'The CSV file is larger than 2 GiB', path: [] }]);
-      const principal = principalOf(request);
-      const context = { db: deps.db, clock: deps.clock, workspaceId: principal.workspaceId, userId: principal.userId };
-      return reply.code(202).send(await service.receiveImport(context, body, request.query.populationId));
+      return reply.code(202).send(await service.receiveImport(requestContext(deps, request), body, request.query.populationId));
     },
   );
 
@@ -70,6 +67,6 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
         response: { 200: Type.Ref(Import), 404: errorResponse('The import does not exist.') },
       },
     },
-    async (request) => service.getImport({ db: deps.db, workspaceId: principalOf(request).workspaceId }, request.params.importId),
+    async (request) => service.getImport(requestContext(deps, request), request.params.importId),
   );
 };

@@ -1,8 +1,5 @@
 import type { Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse/sync';
-import type { Kysely } from 'kysely';
-import type { Clock } from '../../clock.js';
-import type { DB } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { ApiError, badRequest, notFound } from '../../http/errors.js';
 import { idPrefixes, newId } from '../../ids.js';
@@ -11,6 +8,7 @@ import { loadPropertyCatalogue } from '../people/values.js';
 import { resolveHeader } from './columns.js';
 import * as queries from './queries.js';
 import { IMPORT_ERRORS_KEPT_MAX } from './queries.js';
+import type { CallContext as SharedCallContext } from '../../context.js';
 
 export const IMPORT_QUEUE = 'people.import';
 /** The largest CSV file an import takes. */
@@ -20,12 +18,7 @@ export const IMPORT_CHUNK_BYTES = 1024 * 1024;
 /** A header row longer than this is not a header a person wrote. */
 const HEADER_BYTES_MAX = 64 * 1024;
 
-export interface CallContext {
-  db: Kysely<DB>;
-  clock: Clock;
-  workspaceId: string;
-  userId: string;
-}
+export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId'>;
 
 const tooLarge = () => new ApiError('PAYLOAD_TOO_LARGE', [{ message: `The CSV file is larger than ${IMPORT_BYTES_MAX} bytes`, path: [] }]);
 

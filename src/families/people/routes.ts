@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { ServiceDeps } from '../../context.js';
-import { principalOf } from '../../http/auth.js';
+import { requestContext, type ServiceDeps } from '../../context.js';
 import { maskingNote } from '../../http/masking.js';
 import { errorResponse } from '../../http/schemas.js';
 import { CreatePersonBody, DeletePeopleBody, OptedOutBody, OptedOutStatus, PeopleDeleted, PersonIdOrEmailParams, PersonIdParams, UpdatePersonBody } from './requests.js';
@@ -13,14 +12,8 @@ const tags = ['People'];
 const personNotFound = errorResponse("Person not found (also for a deleted person, or another workspace's).");
 const invalid = errorResponse('Invalid input; `path` names the offending field or parameter.');
 
-/** The call context of a people route: the token's workspace and whether it may read personal data. */
-export function peopleContext(deps: ServiceDeps, request: FastifyRequest): service.CallContext {
-  const principal = principalOf(request);
-  return { db: deps.db, clock: deps.clock, workspaceId: principal.workspaceId, canReadPersonalData: principal.canReadPersonalData };
-}
-
 export const peopleRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async (app, { deps }) => {
-  const context = (request: FastifyRequest) => peopleContext(deps, request);
+  const context = (request: FastifyRequest) => requestContext(deps, request);
 
   app.post(
     '/people',

@@ -1,5 +1,4 @@
 import type { Kysely, Updateable } from 'kysely';
-import type { Clock } from '../../clock.js';
 import type { DB, PeopleTable, PropertyValue } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { conflict, notFound } from '../../http/errors.js';
@@ -9,14 +8,9 @@ import { findPopulationIds } from '../populations/queries.js';
 import * as queries from './queries.js';
 import type { CreatePersonBody, DeletePeopleBody, UpdatePersonBody } from './requests.js';
 import { checkPropertyValues, claimUniqueValues, loadPropertyCatalogue, releaseUniqueValues } from './values.js';
+import type { CallContext as SharedCallContext } from '../../context.js';
 
-/** What the people service needs to know about the call: whose workspace, when, and what the token may see. */
-export interface CallContext {
-  db: Kysely<DB>;
-  clock: Clock;
-  workspaceId: string;
-  canReadPersonalData: boolean;
-}
+export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'canReadPersonalData'>;
 
 export type PersonRow = queries.PersonRow;
 

@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { ServiceDeps } from '../../context.js';
+import { requestContext, type ServiceDeps } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
 import { maskingNote } from '../../http/masking.js';
 import { ErrorBody, errorResponse } from '../../http/schemas.js';
-import { peopleContext } from '../people/routes.js';
+
 import * as service from '../people/service.js';
 
 const tags = ['Person'];
@@ -18,7 +18,7 @@ export const emptyEmailsMessage = 'emails field cannot be empty';
 
 /** The deprecated Person operations (E2, E15, E23), kept working on top of the People family. */
 export const personRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async (app, { deps }) => {
-  const context = (request: FastifyRequest) => peopleContext(deps, request);
+  const context = (request: FastifyRequest) => requestContext(deps, request);
 
   app.post(
     '/person/delete',

@@ -1,20 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { ServiceDeps } from '../../context.js';
-import { principalOf } from '../../http/auth.js';
+import { requestContext, type ServiceDeps } from '../../context.js';
 import { pageOf, startAfter } from '../../http/pagination.js';
 import { errorResponse, ListQuery } from '../../http/schemas.js';
 import { CreatePopulationBody, Population, PopulationList } from './schemas.js';
 import * as service from './service.js';
 import { addPopulationMembers } from '../people/service.js';
-import { peopleContext } from '../people/routes.js';
 
 const tags = ['Populations'];
 const invalid = errorResponse('Invalid input; `path` names the offending field or parameter.');
 
 export const populationsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async (app, { deps }) => {
-  const context = (request: FastifyRequest): service.CallContext => ({ db: deps.db, clock: deps.clock, workspaceId: principalOf(request).workspaceId });
+  const context = (request: FastifyRequest) => requestContext(deps, request);
 
   app.get(
     '/populations',
@@ -84,6 +82,6 @@ export const populationsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }>
         },
       },
     },
-    async (request) => addPopulationMembers(peopleContext(deps, request), request.params.populationId, request.body.personIds),
+    async (request) => addPopulationMembers(requestContext(deps, request), request.params.populationId, request.body.personIds),
   );
 };

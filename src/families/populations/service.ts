@@ -1,16 +1,9 @@
-import type { Kysely } from 'kysely';
-import type { Clock } from '../../clock.js';
-import type { DB } from '../../db/schema.js';
 import { idPrefixes, newId } from '../../ids.js';
 import * as queries from './queries.js';
 import type { CreatePopulationBody } from './schemas.js';
+import type { CallContext as SharedCallContext } from '../../context.js';
 
-/** What the populations service needs to know about the call: whose workspace, and when. */
-export interface CallContext {
-  db: Kysely<DB>;
-  clock: Clock;
-  workspaceId: string;
-}
+export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId'>;
 
 export async function createPopulation(context: CallContext, body: CreatePopulationBody) {
   const population = { populationId: newId(idPrefixes.population), name: body.name, description: body.description ?? '' };

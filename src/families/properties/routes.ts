@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { ServiceDeps } from '../../context.js';
-import { principalOf } from '../../http/auth.js';
+import { requestContext, type ServiceDeps } from '../../context.js';
 import { pageOf, startAfter } from '../../http/pagination.js';
 import { errorResponse, ListQuery } from '../../http/schemas.js';
 import {
@@ -26,10 +25,7 @@ const groupTags = ['Property Groups'];
 const invalid = errorResponse('Invalid input; `path` names the offending field or parameter.');
 
 export const propertiesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async (app, { deps }) => {
-  const context = (request: FastifyRequest): service.CallContext => {
-    const principal = principalOf(request);
-    return { db: deps.db, clock: deps.clock, workspaceId: principal.workspaceId, userId: principal.userId };
-  };
+  const context = (request: FastifyRequest) => requestContext(deps, request);
 
   app.post(
     '/properties/import',

@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import type { Clock } from '../../clock.js';
 import type { DB, OptionColor, PropertyType } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { badRequest, type ErrorItem, notFound } from '../../http/errors.js';
@@ -8,14 +7,9 @@ import { removePropertyValues } from '../people/queries.js';
 import { findPopulationIds } from '../populations/queries.js';
 import * as queries from './queries.js';
 import { type CreatePropertyGroupBody, type ImportItem, optionColors, selectTypes, uniquePropertiesMax, uniqueableTypes } from './schemas.js';
+import type { CallContext as SharedCallContext } from '../../context.js';
 
-/** What the properties service needs to know about the call: whose workspace, who, and when. */
-export interface CallContext {
-  db: Kysely<DB>;
-  clock: Clock;
-  workspaceId: string;
-  userId: string;
-}
+export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId'>;
 
 /** The name of the group a property goes to when its import names none. */
 export const defaultGroupName = 'General';

@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { ServiceDeps } from '../../context.js';
-import { principalOf } from '../../http/auth.js';
+import { requestContext, type ServiceDeps } from '../../context.js';
 import { pageOf, startAfter } from '../../http/pagination.js';
 import { errorResponse, ListQuery } from '../../http/schemas.js';
 import {
@@ -28,17 +27,7 @@ const invalid = errorResponse('Invalid input; `path` names the offending field o
 const draftOnly = errorResponse('Study is not in draft status.');
 
 export const studiesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async (app, { deps }) => {
-  const context = (request: FastifyRequest): service.CallContext => {
-    const principal = principalOf(request);
-    return {
-      db: deps.db,
-      clock: deps.clock,
-      workspaceId: principal.workspaceId,
-      userId: principal.userId,
-      canReadScreeners: principal.canReadScreeners,
-      canReadPersonalData: principal.canReadPersonalData,
-    };
-  };
+  const context = (request: FastifyRequest) => requestContext(deps, request);
 
   app.post(
     '/studies',

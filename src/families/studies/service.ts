@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import type { Clock } from '../../clock.js';
 import type { DB, ScreenerType, StoredStudyPlan, StudyStatus, StudyType, TemplateScreener } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { ApiError, badRequest, conflict, draftStatusError, notFound } from '../../http/errors.js';
@@ -8,16 +7,9 @@ import { idPrefixes, newId } from '../../ids.js';
 import { findUsers } from '../users/queries.js';
 import * as queries from './queries.js';
 import type { CreateStudyBody, PutScreenerBody, StudyPlanInput } from './schemas.js';
+import type { CallContext as SharedCallContext } from '../../context.js';
 
-/** What a family's service needs to know about the call: whose workspace, who, and when. */
-export interface CallContext {
-  db: Kysely<DB>;
-  clock: Clock;
-  workspaceId: string;
-  userId: string;
-  canReadScreeners: boolean;
-  canReadPersonalData: boolean;
-}
+export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'canReadScreeners' | 'canReadPersonalData'>;
 
 const now = (context: CallContext) => context.clock.now().toISOString();
 
