@@ -14,7 +14,9 @@ import { failAsChild, serveAsChild } from './lib/child.js';
  *   service — the real service (buildService), logger off, in-memory rate limiter;
  *   floor   — a bare Fastify 5 route that sends findStudy's exact SQL and serializes the row
  *             with the same response schema, so it returns the same bytes.
- * The store comes from DATABASE_URL, or DATA_DIR for the embedded store.
+ * The store comes from DATABASE_URL, or DATA_DIR for the embedded store. The import bench runs
+ * the service mode too, with JOBS=on and a short JOB_POLL_SECONDS in its environment, so the
+ * import's background job runs in this process as it would in a deployed one.
  */
 
 async function startService() {

@@ -10,6 +10,15 @@ const benches: Record<string, { summary: string; load: () => Promise<{ run(optio
     summary: 'GET /v1/studies/{id} at 50 connections against a bare Fastify + same-SQL floor (flags: --store=embedded, --profile, --calibrate, --rounds=N, --seconds=N)',
     load: () => import('./http.js'),
   },
+  search: {
+    summary:
+      "POST /v1/studies/{id}/participants/search, 7 query shapes x first/deep/1000-row pages at concurrency 8, beside the same SQL sent raw (flags: --store=embedded, --people=N, --reuse, --explain, --seconds=N, --shapes=a,b, --concurrency=N)",
+    load: () => import('./search.js'),
+  },
+  import: {
+    summary: 'POST /imports of 1,000,000 generated people (5 custom properties) on PostgreSQL against COPY of the same file (flags: --rows=N, --heap-cap=MiB, --profile)',
+    load: () => import('./import.js'),
+  },
 };
 
 function usage(problem: string): never {

@@ -12,6 +12,11 @@ import { answerFrameworkError, ApiError, installErrorHandling, sendError } from 
 import { apiPrefix, enrichRouteSchema, registerOpenApi } from './http/openapi.js';
 import { createRateLimiter } from './http/rate-limit.js';
 import { installBodyRules, installValidation } from './http/validation.js';
+import { installIdempotency } from './http/idempotency.js';
+import { IncentiveProviders } from './providers/index.js';
+import { incentivesRoutes } from './families/incentives/routes.js';
+import { incentivesSearchRoutes } from './families/incentives/search-routes.js';
+import { incentiveSchemas } from './families/incentives/schemas.js';
 import { studiesRoutes } from './families/studies/routes.js';
 import { studySchemas } from './families/studies/schemas.js';
 import { propertiesRoutes } from './families/properties/routes.js';
@@ -25,8 +30,18 @@ import { peopleRoutes } from './families/people/routes.js';
 import { personSchemas } from './families/people/schemas.js';
 import { personRoutes } from './families/person/routes.js';
 import { peopleSearchRoutes } from './families/people/search-routes.js';
+import { participantsSearchRoutes } from './families/participants/search-routes.js';
+import { participantsRoutes } from './families/participants/routes.js';
+import { participantSchemas } from './families/participants/schemas.js';
 import { searchSchemas } from './search/schemas.js';
+import { segmentsRoutes } from './families/segments/routes.js';
+import { segmentSchemas } from './families/segments/schemas.js';
 import { userSchemas } from './families/users/schemas.js';
+import { submissionsSearchRoutes } from './families/signups/search-routes.js';
+import { signupsRoutes } from './families/signups/routes.js';
+import { signupSchemas } from './families/signups/schemas.js';
+import { eventsRoutes } from './families/events/routes.js';
+import { eventSchemas } from './families/events/schemas.js';
 import { testHelperRoutes } from './families/test-helpers/routes.js';
 import { registerJobs } from './jobs/registry.js';
 import { JobRunner } from './jobs/runner.js';
@@ -45,6 +60,10 @@ export interface BuildOptions {
   rateLimitKeyPrefix?: string;
   /** Routes added before the app is sealed, for tests that need a route to fail on purpose. */
   extraRoutes?: (app: FastifyInstance) => void;
+  /** Incentive providers (tests shorten the timeout); otherwise config.incentiveProvider's. */
+  providers?: IncentiveProviders;
+  /** How long an Idempotency-Key reservation holds between renewals (tests shorten it); otherwise 60 s. */
+  idempotencyLeaseSeconds?: number;
 }
 
 export interface Service {
@@ -79,6 +98,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
     cursors: new CursorCodec(await loadCursorSecret(database.db)),
     principals: new PrincipalCache(config.authCacheSeconds),
     limiter,
+    providers: options.providers ?? new IncentiveProviders(config.incentiveProvider),
   };
 
   const app = Fastify({
@@ -118,9 +138,10 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl });
   installAuthentication(app, { db: deps.db, cache: deps.principals, limiter });
+  installIdempotency(app, { db: deps.db, leaseSeconds: options.idempotencyLeaseSeconds });
 
   app.get('/healthz', { schema: { hide: true }, config: { public: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true }, config: { public: true } }, async (_request, reply) => {
@@ -146,6 +167,14 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       await v1.register(peopleRoutes, { deps });
       await v1.register(peopleSearchRoutes, { deps });
       await v1.register(personRoutes, { deps });
+      await v1.register(segmentsRoutes, { deps });
+      await v1.register(participantsRoutes, { deps });
+      await v1.register(participantsSearchRoutes, { deps });
+      await v1.register(signupsRoutes, { deps });
+      await v1.register(submissionsSearchRoutes, { deps });
+      await v1.register(eventsRoutes, { deps });
+      await v1.register(incentivesRoutes, { deps });
+      await v1.register(incentivesSearchRoutes, { deps });
       if (config.testHelpers) await v1.register(testHelperRoutes, { deps, jobs, prefix: '/test-helpers' });
     },
     { prefix: apiPrefix },

@@ -8,6 +8,7 @@ import { call, storeKind, testDatabaseUrl } from '../test/harness.js';
 import { buildService, type Service } from './app.js';
 import { loadConfig } from './config.js';
 import { migrations } from './db/migrations/index.js';
+import { incentiveStatuses } from './families/incentives/states.js';
 import { studyStatuses, studyTypes } from './families/studies/schemas.js';
 import { allRoles } from './http/rights.js';
 
@@ -61,7 +62,8 @@ function expectRefused(run: CliRun, message: RegExp) {
  */
 async function withService<T>(work: (service: Service) => Promise<T>): Promise<T> {
   const config = loadConfig(
-    { DATABASE_URL: testDatabaseUrl ?? '', DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
+    // JOBS off: a poller would sweep every workspace of the run's shared PostgreSQL database.
+    { DATABASE_URL: testDatabaseUrl ?? '', DATA_DIR: dataDir, LOG_LEVEL: 'silent', JOBS: 'off' },
     // Without the principal cache a deactivation made by the CLI is seen by the very next request.
     { authCacheSeconds: 0, rateLimitMax: 100_000 },
   );
@@ -188,8 +190,17 @@ describe(`admin CLI (${storeKind} store)`, { timeout: 180_000 }, () => {
     });
   });
 
-  it('seed --demo prints a workspace and a token; the workspace has every study type and status, every role, teams and a template', async () => {
-    const seeded = outputOf<{ workspaceId: string; token: string; tokens: Record<string, string>; studyTemplateId: string }>(await runCli(['seed', '--demo', '--json']));
+  it('seed --demo prints a workspace and a token; the workspace has every study type and status, every role, teams, a template, incentives of every status, a signup form and segments', async () => {
+    const seeded = outputOf<{
+      workspaceId: string;
+      token: string;
+      tokens: Record<string, string>;
+      studyTemplateId: string;
+      participantCount: number;
+      incentiveIds: Record<string, string[]>;
+      signupFormId: string;
+      segmentIds: string[];
+    }>(await runCli(['seed', '--demo', '--json']));
     expect(seeded.workspaceId).toMatch(/^wsp_/);
     expect(seeded.token).toMatch(new RegExp(`^rk_${seeded.workspaceId}_`));
     await withService(async (service) => {
@@ -214,6 +225,18 @@ describe(`admin CLI (${storeKind} store)`, { timeout: 180_000 }, () => {
       expect(template.statusCode, template.body).toBe(200);
       const templates = await call(service, 'GET', '/study-templates', { token: seeded.token });
       expect(templates.json().results.map((item: { studyTemplateId: string }) => item.studyTemplateId)).toEqual([seeded.studyTemplateId]);
+
+      // Participants, incentives (every status), a signup form and segments: the ids printed read back.
+      expect(seeded.participantCount).toBeGreaterThan(0);
+      expect(Object.keys(seeded.incentiveIds).sort()).toEqual([...incentiveStatuses].sort());
+      for (const [status, ids] of Object.entries(seeded.incentiveIds)) {
+        expect(ids.length, status).toBeGreaterThan(0);
+        const incentive = await call(service, 'GET', `/incentives/${ids[0]}`, { token: seeded.token });
+        expect(incentive.statusCode, incentive.body).toBe(200);
+        expect(incentive.json().status).toBe(status);
+      }
+      expect((await call(service, 'GET', `/signups/${seeded.signupFormId}`, { token: seeded.token })).statusCode).toBe(200);
+      for (const segmentId of seeded.segmentIds) expect((await call(service, 'GET', `/segments/${segmentId}`, { token: seeded.token })).statusCode).toBe(200);
     });
   });
 });

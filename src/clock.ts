@@ -20,3 +20,8 @@ export function createClock(): Clock {
     },
   };
 }
+
+/** `at` plus `seconds` (fractions and negatives too), as the ISO 8601 text timestamps are stored and compared as. */
+export function plusSeconds(at: Date, seconds: number): string {
+  return new Date(at.getTime() + seconds * 1000).toISOString();
+}

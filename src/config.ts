@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { DEFAULT_PROVIDER, providerNames } from './providers/index.js';
 
 const ConfigSchema = Type.Object({
   host: Type.String({ minLength: 1 }),
@@ -9,6 +10,8 @@ const ConfigSchema = Type.Object({
   redisUrl: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   rateLimitMax: Type.Integer({ minimum: 1 }),
   rateLimitWindowSeconds: Type.Integer({ minimum: 1 }),
+  /** Submissions of public signup forms per client address per rate-limit window. */
+  signupRateLimitMax: Type.Integer({ minimum: 1 }),
   testHelpers: Type.Boolean(),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level))),
   authCacheSeconds: Type.Integer({ minimum: 0 }),
@@ -16,6 +19,7 @@ const ConfigSchema = Type.Object({
   trustProxy: Type.Union([Type.Boolean(), Type.String({ minLength: 1 })]),
   jobs: Type.Boolean(),
   jobPollSeconds: Type.Number({ exclusiveMinimum: 0 }),
+  incentiveProvider: Type.Union(providerNames.map((name) => Type.Literal(name))),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -38,6 +42,12 @@ function onOff(name: string, value: string | undefined, fallback: boolean): bool
   throw new ConfigError(`Invalid configuration ${name}: expected on or off`);
 }
 
+function oneOf<T extends string>(name: string, value: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (value === undefined || value === '') return fallback;
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new ConfigError(`Invalid configuration ${name}: expected one of ${allowed.join(', ')}`);
+}
+
 function blankToUndefined(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
@@ -58,6 +68,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     redisUrl: blankToUndefined(env.REDIS_URL),
     rateLimitMax: integer(env.RATE_LIMIT_MAX, 600),
     rateLimitWindowSeconds: integer(env.RATE_LIMIT_WINDOW_SECONDS, 60),
+    signupRateLimitMax: integer(env.SIGNUP_RATE_LIMIT_MAX, 30),
     testHelpers: env.TEST_HELPERS === '1',
     logLevel: (env.LOG_LEVEL ?? 'info') as Config['logLevel'],
     authCacheSeconds: integer(env.AUTH_CACHE_SECONDS, 5),
@@ -66,6 +77,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     trustProxy: trustProxySetting(env.TRUST_PROXY),
     jobs: onOff('JOBS', env.JOBS, true),
     jobPollSeconds: decimal(env.JOB_POLL_SECONDS, 5),
+    // Where new provider-backed incentives are ordered; `sandbox` pays no one and reaches nothing outside.
+    incentiveProvider: oneOf('INCENTIVE_PROVIDER', env.INCENTIVE_PROVIDER, providerNames, DEFAULT_PROVIDER),
     ...overrides,
   };
   for (const key of Object.keys(candidate) as (keyof Config)[]) {

@@ -7,6 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import { type Principal, type PrincipalCache, principalOf } from './http/auth.js';
 import type { CursorCodec } from './http/cursor.js';
 import type { RateLimiter } from './http/rate-limit.js';
+import type { IncentiveProviders } from './providers/index.js';
 
 /** The process-wide pieces every family's routes and services are built from. */
 export interface ServiceDeps {
@@ -17,6 +18,8 @@ export interface ServiceDeps {
   cursors: CursorCodec;
   principals: PrincipalCache;
   limiter: RateLimiter;
+  /** Incentive provider adapters (src/providers/): INCENTIVE_PROVIDER for new incentives. */
+  providers: IncentiveProviders;
 }
 
 /**

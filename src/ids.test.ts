@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newId } from './ids.js';
+import { newId, newUnguessableId } from './ids.js';
 
 describe('newId', () => {
   it('is a prefix and a 26-character Crockford ULID', () => {
@@ -20,5 +20,31 @@ describe('newId', () => {
     expect(later.slice(2, 12) > earlier.slice(2, 12)).toBe(true);
     const afterClockWentBack = newId('x', 1_900_000_000_000);
     expect(afterClockWentBack > later).toBe(true);
+  });
+});
+
+/** Crockford base32 text as a number. */
+const decode = (text: string) => [...text].reduce((value, character) => value * 32n + BigInt('0123456789ABCDEFGHJKMNPQRSTVWXYZ'.indexOf(character)), 0n);
+/** The 80-bit random part of an id, as a number. */
+const randomPart = (id: string) => decode(id.slice(-16));
+
+describe('newUnguessableId', () => {
+  it('is a prefix and a 26-character Crockford ULID with the time of its making', () => {
+    const id = newUnguessableId('sgf_wsp_01JD0000000000000000000000', 1_800_000_000_000);
+    expect(id).toMatch(/^sgf_wsp_01JD0000000000000000000000_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(decode(id.slice(-26, -16))).toBe(1_800_000_000_000n);
+  });
+
+  it('draws fresh random bits every time: ids of one millisecond do not follow from each other', () => {
+    const ids = Array.from({ length: 1000 }, () => newUnguessableId('x', 1_850_000_000_000));
+    expect(new Set(ids).size).toBe(ids.length);
+    for (let index = 1; index < ids.length; index++) {
+      const step = randomPart(ids[index]!) - randomPart(ids[index - 1]!);
+      // newId's next id in the same millisecond is the previous one plus one.
+      expect(step === 1n, `${ids[index - 1]} then ${ids[index]}`).toBe(false);
+    }
+    // And newId keeps its monotonic steps for every other id.
+    const [first, second] = [newId('x', 1_850_000_000_001), newId('x', 1_850_000_000_001)];
+    expect(randomPart(second!) - randomPart(first!)).toBe(1n);
   });
 });

@@ -36,6 +36,17 @@ export function newId(prefix: string, nowMs: number = Date.now()): string {
   return `${prefix}_${encode(BigInt(time), 10)}${encode(random, 16)}`;
 }
 
+/**
+ * An identifier that is public and must not be guessed from another one (a signup form's id goes
+ * into a public link): a prefix and a ULID whose 80 random bits are always fresh. newId's ids
+ * made in one millisecond differ by one in their random part, so knowing one would give away
+ * the next; these never do. They are time-ordered to the millisecond only: ids made within one
+ * millisecond sort in no particular order.
+ */
+export function newUnguessableId(prefix: string, nowMs: number = Date.now()): string {
+  return `${prefix}_${encode(BigInt(nowMs), 10)}${encode(BigInt(`0x${randomBytes(10).toString('hex')}`), 16)}`;
+}
+
 export const idPrefixes = {
   workspace: 'wsp',
   user: 'usr',
@@ -53,4 +64,10 @@ export const idPrefixes = {
   propertyOption: 'pro',
   propertyGroup: 'prg',
   bulkActionRequest: 'bar',
+  participant: 'ptc',
+  incentive: 'inc',
+  signupForm: 'sgf',
+  signupSubmission: 'sgs',
+  consentSubmission: 'cns',
+  segment: 'seg',
 } as const;

@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { sql } from 'kysely';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../src/db/database.js';
@@ -7,20 +10,31 @@ import { migrateToLatest } from '../src/db/migrate.js';
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string | undefined;
+    /** On the embedded store: a migrated store's dump, which every test file's store starts from. */
+    embeddedTemplatePath: string | undefined;
   }
 }
 
 /**
  * On PostgreSQL each test run gets a database of its own (created beside DATABASE_URL's, dropped
  * at the end), migrated once; test files share it and isolate themselves by workspace, as
- * tenants do. On the embedded store each file opens its own in-memory database.
+ * tenants do. On the embedded store each file opens its own in-memory database, started from
+ * a migrated one dumped here once: a fresh PGlite runs initdb (1–4 s a file) and the migrations.
  */
 export async function setup(project: TestProject) {
   const baseUrl = process.env.DATABASE_URL;
   if (!baseUrl) {
     project.provide('databaseUrl', undefined);
-    return;
+    const directory = mkdtempSync(path.join(tmpdir(), 'recruit-ops-tests-'));
+    const templatePath = path.join(directory, 'migrated.tar');
+    const template = await openDatabase({ inMemory: true });
+    await migrateToLatest(template.db);
+    writeFileSync(templatePath, Buffer.from(await (await template.dump!()).arrayBuffer()));
+    await template.close();
+    project.provide('embeddedTemplatePath', templatePath);
+    return async () => rmSync(directory, { recursive: true, force: true });
   }
+  project.provide('embeddedTemplatePath', undefined);
   const name = `test_run_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   const admin = await openDatabase({ databaseUrl: baseUrl, poolSize: 1 });
   await sql`create database ${sql.id(name)}`.execute(admin.db);

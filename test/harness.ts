@@ -1,4 +1,5 @@
 import type { LightMyRequestResponse } from 'fastify';
+import { readFileSync } from 'node:fs';
 import { inject } from 'vitest';
 import { type BuildOptions, buildService, type Service } from '../src/app.js';
 import { createClock } from '../src/clock.js';
@@ -9,6 +10,16 @@ import { createToken, createUser, createWorkspace, type TokenRights } from '../s
 
 /** The run's own PostgreSQL database (see global-setup.ts), or undefined for the embedded store. */
 export const testDatabaseUrl: string | undefined = inject('databaseUrl');
+const embeddedTemplatePath: string | undefined = inject('embeddedTemplatePath');
+let embeddedTemplate: Blob | undefined;
+
+/** A test's own store: the run's PostgreSQL database, or an in-memory one started from the run's migrated template. */
+export async function openTestDatabase(poolSize = 5): Promise<Database> {
+  if (testDatabaseUrl) return openDatabase({ databaseUrl: testDatabaseUrl, poolSize });
+  if (embeddedTemplatePath) embeddedTemplate ??= new Blob([readFileSync(embeddedTemplatePath)]);
+  return openDatabase({ inMemory: true, startFrom: embeddedTemplate });
+}
+
 export const storeKind = testDatabaseUrl ? 'postgres' : 'embedded';
 
 export interface TestService extends Service {
@@ -17,20 +28,24 @@ export interface TestService extends Service {
   stop(): Promise<void>;
 }
 
-/** A service on a fresh embedded database, or on the shared PostgreSQL test database. */
+/**
+ * A service on a fresh embedded database, or on the shared PostgreSQL test database; or on
+ * `options.database` when given (see test/private-database.ts), which stop() then leaves open.
+ */
 export async function startTestService(overrides: Partial<Config> = {}, options: Partial<BuildOptions> = {}): Promise<TestService> {
   const config = loadConfig(
     { ...process.env, DATABASE_URL: testDatabaseUrl ?? '', REDIS_URL: '', LOG_LEVEL: 'silent', JOBS: 'off' },
-    { testHelpers: true, rateLimitMax: 100_000, ...overrides },
+    { testHelpers: true, rateLimitMax: 100_000, signupRateLimitMax: 100_000, ...overrides },
   );
-  const database = await openDatabase({ databaseUrl: testDatabaseUrl, inMemory: true, poolSize: 5 });
-  const service = await buildService({ config, database, clock: createClock(), logger: false, ...options });
+  const owned = options.database === undefined;
+  const database = options.database ?? (await openTestDatabase());
+  const service = await buildService({ config, clock: createClock(), logger: false, ...options, database });
   return {
     ...service,
     database,
     stop: async () => {
       await service.close();
-      await database.close();
+      if (owned) await database.close();
     },
   };
 }

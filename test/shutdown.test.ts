@@ -7,6 +7,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeKind, testDatabaseUrl } from './harness.js';
+import { createPrivatePostgresDatabase } from './private-database.js';
 import { childEnvironment, projectRoot, runCli } from './processes.js';
 
 /** A port nobody listens on right now (the kernel's choice), for a server in a child process. */
@@ -75,22 +76,29 @@ interface Answer {
 
 describe(`graceful shutdown (${storeKind} store)`, () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'recruit-ops-shutdown-'));
-  // The server and the CLI share the store under test: the run's PostgreSQL database, or a DATA_DIR.
-  const storage: Record<string, string> = testDatabaseUrl
-    ? { DATABASE_URL: testDatabaseUrl, REDIS_URL: process.env.REDIS_URL ?? '' }
-    : { DATA_DIR: dataDir };
+  // The server and the CLI share the store under test: a PostgreSQL database of their own beside
+  // the run's (the server polls for background work, JOBS=on, and its sweeps of every workspace
+  // must not reach other files' rows on the run's database), or a DATA_DIR.
+  let storage: Record<string, string> = { DATA_DIR: dataDir };
+  let dropDatabase: (() => Promise<void>) | undefined;
   let token: string;
   let server: RunningServer | undefined;
 
   beforeAll(async () => {
+    if (testDatabaseUrl) {
+      const created = await createPrivatePostgresDatabase(testDatabaseUrl);
+      dropDatabase = created.drop;
+      storage = { DATABASE_URL: created.url, REDIS_URL: process.env.REDIS_URL ?? '' };
+    }
     const created = await runCli(['workspace', 'create', '--name', 'Shutdown', '--email', 'shutdown@example.test', '--json'], storage);
     expect(created.stderr).toBe('');
     expect(created.code).toBe(0);
     token = (JSON.parse(created.stdout) as { token: string }).token;
   }, 120_000);
-  afterAll(() => {
+  afterAll(async () => {
     if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
+    await dropDatabase?.();
   });
 
   it('finishes the in-flight request on SIGTERM, exits 0 and releases the store', { timeout: 120_000 }, async () => {

@@ -27,6 +27,34 @@ export async function recreatePostgresDatabase(name: string, serverUrl = process
   return { kind: 'postgres', databaseUrl: url.toString() };
 }
 
+/** The bench's own database on the server DATABASE_URL points at, as it is (created empty if missing): for data kept between runs. */
+export async function keptPostgresDatabase(name: string, serverUrl = process.env.DATABASE_URL || defaultDatabaseUrl): Promise<BenchStore> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`Unsafe database name ${name}`);
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    const { rowCount } = await admin.query('select 1 from pg_database where datname = $1', [name]);
+    if (rowCount === 0) await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return { kind: 'postgres', databaseUrl: url.toString() };
+}
+
+/** Drops a bench's own database once it is done with it (an import bench leaves a gigabyte behind). */
+export async function dropPostgresDatabase(name: string, serverUrl = process.env.DATABASE_URL || defaultDatabaseUrl): Promise<void> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`Unsafe database name ${name}`);
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`drop database if exists ${name} with (force)`);
+  } finally {
+    await admin.end();
+  }
+}
+
 /** A fresh directory for an embedded store, removed by `dispose`. */
 export function freshEmbeddedStore(prefix: string): { store: BenchStore; dispose(): void } {
   const dataDir = mkdtempSync(path.join(tmpdir(), `${prefix}-`));

@@ -1,6 +1,5 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { DataDirLockedError, lockDataDir } from './data-dir-lock.js';
@@ -12,6 +11,8 @@ export type StoreKind = 'postgres' | 'embedded';
 export interface Database {
   db: Kysely<DB>;
   kind: StoreKind;
+  /** The embedded store's data as a tarball (tests start their stores from a migrated one). */
+  dump?: () => Promise<Blob | File>;
   close(): Promise<void>;
 }
 
@@ -45,6 +46,8 @@ export interface OpenOptions {
   dataDir?: string;
   /** In-memory embedded store, for tests: no directory and no lock. */
   inMemory?: boolean;
+  /** An in-memory store starts as a copy of this dump (PGlite's dumpDataDir): tests skip initdb and migrations. */
+  startFrom?: Blob;
   poolSize?: number;
 }
 
@@ -80,8 +83,6 @@ function openPostgres(
   return { db, kind: 'postgres', close: () => db.destroy() };
 }
 
-/** PGlite's default start parameters turn fsync off; the system of record keeps it on. */
-const embeddedStartParams = PGlite.defaultStartParams.filter((parameter) => parameter !== '-F');
 
 async function openEmbedded(options: OpenOptions): Promise<Database> {
   let releaseLock: (() => Promise<void>) | undefined;
@@ -92,8 +93,13 @@ async function openEmbedded(options: OpenOptions): Promise<Database> {
     releaseLock = await lockDataDir(dataDir);
   }
   try {
+    // Loaded only for the embedded store: a PostgreSQL deployment need not carry it (about 40 MB).
+    const { PGlite } = await import('@electric-sql/pglite');
+    // PGlite's default start parameters turn fsync off; the system of record keeps it on.
+    const embeddedStartParams = PGlite.defaultStartParams.filter((parameter) => parameter !== '-F');
     const pglite = await PGlite.create({
       dataDir: dataDir ? path.join(dataDir, 'pgdata') : undefined,
+      ...(options.inMemory && options.startFrom ? { loadDataDir: options.startFrom } : {}),
       startParams: embeddedStartParams,
       parsers,
     });
@@ -102,6 +108,7 @@ async function openEmbedded(options: OpenOptions): Promise<Database> {
     return {
       db,
       kind: 'embedded',
+      dump: async () => pglite.dumpDataDir('none'),
       close: async () => {
         await db.destroy();
         await pglite.close();

@@ -189,6 +189,8 @@ export interface StudyStatusEventsTable {
   to_status: StudyStatus;
   user_id: string | null;
   occurred_at: Timestamp;
+  /** The writing transaction's id (xid8, read as text): pollers page in (tx_id, event_id) order. */
+  tx_id: ColumnType<string, never, never>;
 }
 
 export type PropertyType = 'STRING' | 'NUMBER' | 'DATETIME' | 'BOOLEAN' | 'SINGLE_SELECT' | 'MULTI_SELECT' | 'LOCATION';
@@ -269,6 +271,8 @@ export interface PeopleTable {
   updated_at: Timestamp;
   deleted_at: Timestamp | null;
   purged_at: Timestamp | null;
+  /** The latest contact (invitation or screener sent), kept with the participant status event that records it. */
+  last_contact_at: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface PersonUniqueValuesTable {
@@ -310,6 +314,14 @@ export interface DB {
   imports: ImportsTable;
   import_chunks: ImportChunksTable;
   import_errors: ImportErrorsTable;
+  participants: ParticipantsTable;
+  participant_status_events: ParticipantStatusEventsTable;
+  consent_submissions: ConsentSubmissionsTable;
+  segments: SegmentsTable;
+  signup_forms: SignupFormsTable;
+  signup_submissions: SignupSubmissionsTable;
+  incentives: IncentivesTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export type JobState = 'queued' | 'running' | 'completed' | 'failed';
@@ -379,3 +391,169 @@ export type StudyRow = Selectable<StudiesTable>;
 export type NewStudy = Insertable<StudiesTable>;
 export type StudyUpdate = Updateable<StudiesTable>;
 export type UserRole = UsersTable['role'];
+
+/** INTERVIEWS and GROUP_INTERVIEW are both INTERVIEW: the kind the participation history counts by. */
+export type StudyKind = 'INTERVIEW' | 'UNMODERATED_TEST' | 'SURVEY';
+export type ParticipantStatus = 'NOT_STARTED' | 'INVITED' | 'SCHEDULED' | 'COMPLETED' | 'NO_SHOW' | 'CANCELED' | 'HIDDEN';
+export type ParticipantApprovalStatus = 'PENDING_REVIEW' | 'APPROVED' | 'REJECTED';
+export type ParticipantScreenerState = 'NOT_SENT' | 'SCREENER_SENT' | 'SUBMITTED' | 'QUALIFIED' | 'DISQUALIFIED';
+
+/** A person taking part in a study; every study's rows together are the panel's participation history. */
+export interface ParticipantsTable {
+  workspace_id: string;
+  participant_id: string;
+  study_id: string;
+  person_id: string;
+  study_kind: StudyKind;
+  status: ColumnType<ParticipantStatus, ParticipantStatus | undefined, ParticipantStatus>;
+  status_before_hidden: Exclude<ParticipantStatus, 'HIDDEN'> | null;
+  approval_status: ColumnType<ParticipantApprovalStatus, ParticipantApprovalStatus | undefined, ParticipantApprovalStatus>;
+  screener_state: ColumnType<ParticipantScreenerState, ParticipantScreenerState | undefined, ParticipantScreenerState>;
+  invited_at: Timestamp | null;
+  approved_at: Timestamp | null;
+  screener_sent_at: Timestamp | null;
+  screener_submitted_at: Timestamp | null;
+  interview_start_time: Timestamp | null;
+  test_completed_at: Timestamp | null;
+  /** Set once, when the participant first reaches COMPLETED. */
+  completed_at: Timestamp | null;
+  no_show_count: ColumnType<number, number | undefined, number>;
+  rating: number | null;
+  note: string | null;
+  note_created_by_user_id: string | null;
+  quota_group: string | null;
+  consent_submitted_at: Timestamp | null;
+  added_by_user_id: string | null;
+  added_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type ParticipantEventField = 'status' | 'approvalStatus' | 'screenerState';
+
+export interface ParticipantStatusEventsTable {
+  workspace_id: string;
+  event_id: Generated<number>;
+  /** The writing transaction's id (xid8, read as text): pollers page in (tx_id, event_id) order. */
+  tx_id: ColumnType<string, never, never>;
+  study_id: string;
+  participant_id: string;
+  person_id: string;
+  field: ParticipantEventField;
+  from_value: string | null;
+  to_value: string;
+  /** An invitation or a screener sent: counted by TOTAL_NUMBER_OF_CONTACT and LAST_CONTACT_DATE. */
+  is_contact: ColumnType<boolean, boolean | undefined, boolean>;
+  user_id: string | null;
+  occurred_at: Timestamp;
+}
+
+export type ParticipantRow = Selectable<ParticipantsTable>;
+
+/** A person's consent: given on a signup form, or recorded for a study's consent form (study_id set). */
+export interface ConsentSubmissionsTable {
+  workspace_id: string;
+  consent_submission_id: string;
+  person_id: string;
+  consent_form_id: string | null;
+  study_id: string | null;
+  submitted_at: Timestamp;
+}
+
+/** A saved people filter; members are whoever matches it at search time. */
+export interface SegmentsTable {
+  workspace_id: string;
+  segment_id: string;
+  name: string;
+  description: ColumnType<string, string | undefined, string>;
+  /** The RootFilter as given (without sort). */
+  filter: Json<unknown>;
+  /** The filter reads personal data: only tokens with the personal-data right may use or read it whole. */
+  uses_personal_data: boolean;
+  created_by_user_id: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface SignupFormsTable {
+  workspace_id: string;
+  /** `sgf_<workspaceId>_<ULID>`: the public submission route finds the workspace in the id. */
+  signup_form_id: string;
+  name: string;
+  population_id: string;
+  created_by_user_id: string;
+  created_at: Timestamp;
+}
+
+export type SignupApprovalStatus = 'PENDING_REVIEW' | 'APPROVED' | 'REJECTED';
+
+/** One sending of a signup form by a person, and its review. */
+export interface SignupSubmissionsTable {
+  workspace_id: string;
+  submission_id: string;
+  signup_form_id: string;
+  person_id: string;
+  approval_status: ColumnType<SignupApprovalStatus, SignupApprovalStatus | undefined, SignupApprovalStatus>;
+  referral_code: string | null;
+  consent_submission_id: string | null;
+  submitted_at: Timestamp;
+  /** When the approval status was last set to APPROVED or REJECTED; null while PENDING_REVIEW. */
+  reviewed_at: Timestamp | null;
+  reviewed_by_user_id: string | null;
+}
+export type IncentiveType = 'MONEY_OR_GIFT_CARD' | 'PROVIDER_ONE_MONEY' | 'RECRUITMENT_FEE' | 'CUSTOM';
+export type IncentiveStatus = 'UNCLAIMED' | 'CLAIMED' | 'CANCELED' | 'ERROR' | 'SENT' | 'EXPIRED';
+/** Where a provider-backed incentive's money stands at the provider (null for CUSTOM and RECRUITMENT_FEE). */
+export type ProviderState = 'PENDING' | 'ORDERED' | 'FAILED' | 'VOIDING' | 'VOIDED';
+/** Why an order is being (or was) voided: a cancel (E17) or expiry. Set exactly while provider_state is VOIDING or VOIDED. */
+export type VoidPurpose = 'CANCEL' | 'EXPIRE';
+
+/** Payments to participants (src/families/incentives/); the migration explains the states. */
+export interface IncentivesTable {
+  workspace_id: string;
+  incentive_id: string;
+  study_id: string;
+  participant_id: string;
+  person_id: string;
+  type: IncentiveType;
+  amount_cents: number;
+  currency: ColumnType<'USD', 'USD' | undefined, never>;
+  status: IncentiveStatus;
+  budget_id: string | null;
+  custom_incentive_id: string | null;
+  custom_incentive_value: string | null;
+  provider: string | null;
+  provider_state: ProviderState | null;
+  provider_reference: string | null;
+  void_purpose: ColumnType<VoidPurpose | null, VoidPurpose | null | undefined, VoidPurpose | null>;
+  provider_attempts: ColumnType<number, number | undefined, number>;
+  provider_next_attempt_at: Timestamp | null;
+  idempotency_key: string | null;
+  idempotency_fingerprint: string | null;
+  sent_by_user_id: string;
+  sent_at: Timestamp;
+  claimed_at: Timestamp | null;
+  canceled_at: Timestamp | null;
+  failed_at: Timestamp | null;
+  expired_at: Timestamp | null;
+  failure_reason: string | null;
+  resend_count: ColumnType<number, number | undefined, number>;
+  last_resent_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type IncentiveRow = Selectable<IncentivesTable>;
+
+/** Idempotency-Key reservations and stored responses of POST requests (src/http/idempotency.ts). */
+export interface IdempotencyKeysTable {
+  workspace_id: string;
+  idempotency_key: string;
+  fingerprint: string;
+  lease_token: string | null;
+  locked_until: Timestamp | null;
+  response_status: number | null;
+  response_content_type: string | null;
+  response_body: string | null;
+  created_at: Timestamp;
+  completed_at: Timestamp | null;
+}

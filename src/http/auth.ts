@@ -117,7 +117,7 @@ function lookupPrincipal(db: Kysely<DB>, cache: PrincipalCache, credential: Cred
   });
 }
 
-function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision) {
+export function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision) {
   reply.header('X-RateLimit-Limit', decision.limit);
   reply.header('X-RateLimit-Remaining', decision.remaining);
   reply.header('X-RateLimit-Reset', decision.resetEpochSeconds);

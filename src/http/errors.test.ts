@@ -99,6 +99,25 @@ describe('400 validation errors', () => {
 
     const inQuery = await call(service, 'GET', '/studies', { token: tenant.token, query: { startCursor: 'abc\u0000def' } });
     expect(expectErrorsBody(inQuery, 400)[0]!.path).toEqual(['startCursor']);
+
+    // In a property name: jsonb keeps keys as text too. The path names the object holding the key.
+    const inKey = await call(service, 'POST', '/people', { token: tenant.token, body: { email: 'nul@example.org', properties: { 'a\u0000b': 'x' } } });
+    expect(expectErrorsBody(inKey, 400)).toEqual([{ message: 'properties must not have a property name with the NUL character or unpaired surrogates', path: ['properties'] }]);
+  });
+
+  it('refuses a body nested deeper than any request needs with a 400, never a 500 (a stack overflow in validation)', async () => {
+    // A filter of 30,000 nested groups, written out as text (JSON.stringify itself would overflow):
+    // under 1 MiB, and deep enough to overflow a recursive validator.
+    const leaf = '{"property":{"propertyGroup":"PERSON","propertyName":"EMAIL"},"comparison":"IS_EMPTY"}';
+    const groups = 30_000;
+    const body = `{"filter":{"filters":[${'{"operator":"AND","filters":['.repeat(groups)}${leaf}${']}'.repeat(groups)}]}}`;
+    expect(body.length).toBeLessThan(1024 * 1024);
+    const deep = await call(service, 'POST', '/people/search', { token: tenant.token, body, headers: { 'content-type': 'application/json' } });
+    expect(expectErrorsBody(deep, 400)).toEqual([{ message: 'The request body nests deeper than 32 levels', path: [] }]);
+    // The deepest filter the language allows still reaches its own rule (and a 200 when within it).
+    const nest = (depth: number): object => (depth === 0 ? { property: { propertyGroup: 'PERSON', propertyName: 'EMAIL' }, comparison: 'IS_EMPTY' } : { operator: 'AND', filters: [nest(depth - 1)] });
+    expect((await call(service, 'POST', '/people/search', { token: tenant.token, body: { filter: { filters: [nest(4)] } } })).statusCode).toBe(200);
+    expect(expectErrorsBody(await call(service, 'POST', '/people/search', { token: tenant.token, body: { filter: { filters: [nest(5)] } } }), 400)[0]!.message).toMatch(/nest at most 4 levels/);
   });
 
   it('refuses an unpaired UTF-16 surrogate with a 400 naming the field, and writes nothing', async () => {

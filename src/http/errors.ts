@@ -17,6 +17,8 @@ export const errorCatalogue = {
   FORBIDDEN: { status: 403, body: 'plain', text: 'Forbidden' },
   NOT_FOUND: { status: 404, body: 'errors' },
   CONFLICT: { status: 409, body: 'errors' },
+  /** An upstream (an incentive provider) failed or did not answer in time. */
+  BAD_GATEWAY: { status: 502, body: 'errors' },
   PAYLOAD_TOO_LARGE: { status: 413, body: 'errors' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, body: 'errors' },
   TOO_MANY_REQUESTS: { status: 429, body: 'plain', text: 'Too Many Requests' },
@@ -45,6 +47,7 @@ export const notFound = (resource: string, path: string[]) =>
   new ApiError('NOT_FOUND', [{ message: `${resource} not found`, path }]);
 export const conflict = (message: string, path: string[]) => new ApiError('CONFLICT', [{ message, path }]);
 export const draftStatusError = () => conflict('Study is not in draft status', ['studyId']);
+export const badGateway = (message: string, path: string[]) => new ApiError('BAD_GATEWAY', [{ message, path }]);
 
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   const entry = errorCatalogue[error.code];
@@ -59,6 +62,8 @@ interface AjvLikeError {
   keyword?: string;
   message?: string;
   params?: Record<string, unknown>;
+  /** Set by Ajv on the error of a `propertyNames` rule: the offending key of the object at instancePath. */
+  propertyName?: string;
 }
 
 const contextLocation: Record<string, string> = { body: 'body', params: 'path', querystring: 'query', headers: 'header' };
@@ -69,8 +74,14 @@ export function validationItem(error: AjvLikeError, context: string | undefined)
     .split('/')
     .slice(1)
     .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+  // Headers arrive lowercased; name them as they are documented (Idempotency-Key).
+  if (context === 'headers' && path[0] !== undefined) path[0] = path[0].replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => dash + letter.toUpperCase());
   const params = error.params ?? {};
   let message = error.message ?? 'is invalid';
+  if (typeof error.propertyName === 'string') {
+    path.push(error.propertyName);
+    return { message: `The property name ${message}`, path };
+  }
   if (error.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
     path.push(params.additionalProperty);
     message = 'is not a known field';
@@ -102,7 +113,11 @@ export function installErrorHandling(app: FastifyInstance): void {
       return sendError(reply, error);
     }
     if (error.validation) {
-      const items = error.validation.map((item) => validationItem(item as AjvLikeError, error.validationContext));
+      // A broken `propertyNames` rule comes as two errors: the rule the key broke (which names
+      // the key) and a generic "property name must be valid"; the first says it all.
+      const errors = error.validation as AjvLikeError[];
+      const named = errors.some((item) => typeof item.propertyName === 'string');
+      const items = errors.filter((item) => !(named && item.keyword === 'propertyNames')).map((item) => validationItem(item, error.validationContext));
       return sendError(reply, new ApiError('VALIDATION', items));
     }
     const status = error.statusCode ?? 500;

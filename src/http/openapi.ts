@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { ErrorBody, errorResponse, PageInfo, plainText } from './schemas.js';
 import { rolesWithRight } from './rights.js';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN, idempotencyKeyDescription, REPLAYED_HEADER, takesIdempotencyKey } from './idempotency.js';
 
 export const apiPrefix = '/v1';
 
@@ -12,19 +13,25 @@ export const tags = [
   { name: 'Property Groups', description: 'Groups of person properties and the populations they apply to (scope ALL or SPECIFIC).' },
   { name: 'Populations', description: 'Pools of people the workspace recruits from.' },
   { name: 'People', description: 'The panel: create, read, update, delete people, their custom property values and opted-out status.' },
+  { name: 'Segments', description: 'Saved people filters; their members are whoever matches them at the time of a search (PERSON.SEGMENT_MEMBERSHIP).' },
   { name: 'Person', description: 'Deprecated, superseded by People: the older operations by email, kept working unchanged.' },
+  { name: 'Participants', description: 'People taking part in a study: add them, move them through invitation, scheduling, screening and approval, and read them.' },
   { name: 'Imports', description: 'CSV imports of people, streamed into the workspace and run in the background.' },
+  { name: 'Forms', description: 'Signup forms: people send them, without a token, to join the panel; the workspace reviews each submission.' },
+  { name: 'Participant Status Events', description: "Every change of a participant's status, approval status or screener state, polled in commit order: each event exactly once." },
+  { name: 'Study Status Events', description: "Every change of a study's status, polled in commit order: each event exactly once." },
+  { name: 'Incentives', description: 'Payments to participants: send (through a provider, or recorded as paid outside one), read, resend and cancel.' },
   { name: 'Users', description: 'The authenticated user.' },
   { name: 'Teams', description: 'Teams of the workspace.' },
 ];
 
-const rateLimitHeaders = {
+export const rateLimitHeaders = {
   'X-RateLimit-Limit': { type: 'integer', description: 'Requests allowed per window for this token.' },
   'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left in the current window.' },
   'X-RateLimit-Reset': { type: 'integer', description: 'Unix epoch seconds when the budget refills.' },
 };
 
-const plainErrors = {
+export const plainErrors = {
   401: plainText('Unauthorized: the token is missing, unknown, revoked, or its user is deactivated.', 'Unauthorized'),
   403: plainText("Forbidden: the token's role lacks the right this operation requires.", 'Forbidden'),
   429: {
@@ -70,9 +77,20 @@ export function enrichRouteSchema(route: RouteOptions): void {
   schema['x-roles'] = roles;
   const referenceNote = schema['x-reference-id'] ? `Reference operation ${schema['x-reference-id']}. ` : '';
   schema.description = `${schema.description ? `${schema.description}\n\n` : ''}${referenceNote}Requires the right \`${right}\` (roles: ${roles.join(', ')}).`;
+  const idempotent = takesIdempotencyKey(route);
+  if (idempotent) documentIdempotencyKey(schema);
   const responses = { ...(schema.response as Record<string, Record<string, unknown>> | undefined) };
+  // A replay answers what the handler answered the first time: any of the route's own statuses.
+  const ownHeaders = idempotent ? { ...rateLimitHeaders, ...replayedHeader } : rateLimitHeaders;
   for (const [status, response] of Object.entries(responses)) {
-    if (!response.content) responses[status] = { description: statusDescriptions[status] ?? 'Response', ...response, headers: rateLimitHeaders };
+    if (!response.content) responses[status] = { description: statusDescriptions[status] ?? 'Response', ...response, headers: ownHeaders };
+  }
+  if (idempotent) {
+    responses[409] = responses[409]
+      ? { ...responses[409], description: `${String(responses[409].description ?? 'Conflict.')} Or: ${inFlightNote.charAt(0).toLowerCase()}${inFlightNote.slice(1)}` }
+      : { ...errorResponse(inFlightNote), headers: ownHeaders };
+    if (responses[400]) responses[400] = { ...responses[400], description: `${String(responses[400].description ?? 'Invalid input.')} Or: ${reusedKeyNote}` };
+    else responses[400] = { ...errorResponse(`Invalid input; \`path\` names the offending field or parameter. Or: ${reusedKeyNote}`), headers: ownHeaders };
   }
   // What the shared mechanisms answer on every route that takes input, so each route need not say it.
   const takesInput = schema.params !== undefined || schema.querystring !== undefined || schema.body !== undefined;
@@ -86,6 +104,28 @@ export function enrichRouteSchema(route: RouteOptions): void {
   }
   responses[503] ??= plainText('Service Unavailable: the instance is shutting down; retry on another.', 'Service Unavailable');
   schema.response = responses;
+}
+
+const replayedHeader = {
+  [REPLAYED_HEADER]: { type: 'string', enum: ['true'], description: 'Present on a replay: the stored response of an earlier request with the same Idempotency-Key.' },
+};
+const inFlightNote = 'A request with the same Idempotency-Key is still in progress (path ["Idempotency-Key"]); retry later.';
+const reusedKeyNote = 'the Idempotency-Key was already used with a different request, or is not 1–255 printable ASCII characters (path ["Idempotency-Key"]).';
+
+/**
+ * The Idempotency-Key header of every POST that takes one (src/http/idempotency.ts), as a header
+ * parameter: Fastify validates it (a bad key is a 400 naming ["Idempotency-Key"]) and the
+ * document shows it.
+ */
+function documentIdempotencyKey(schema: NonNullable<RouteOptions['schema']>): void {
+  const headers = (schema.headers ?? { type: 'object', properties: {} }) as { type: string; properties: Record<string, unknown> };
+  schema.headers = {
+    ...headers,
+    properties: {
+      ...headers.properties,
+      [IDEMPOTENCY_HEADER]: { type: 'string', minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN, description: idempotencyKeyDescription, examples: ['5f0c8e0e-3b9a-4f1e-9a57-0d7e4c1b2a60'] },
+    },
+  };
 }
 
 export async function registerOpenApi(app: FastifyInstance, options: { publicUrl?: string }): Promise<void> {

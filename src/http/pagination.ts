@@ -8,17 +8,31 @@ export interface Page<T> {
 }
 
 /**
- * The keyset position a list request starts after. `scope` names the query (route and
- * filters), so a cursor taken from another query does not verify.
+ * The scope a list's cursors are signed with: the workspace and the query (route, filters,
+ * sort). Every cursor is bound to its workspace, so one workspace's cursor is a 400 in another,
+ * even for the same query. Build every list's scope with it (searches bind theirs in
+ * src/search/targets.ts the same way).
  */
-export function startAfter(cursors: CursorCodec, scope: string, startCursor: string | undefined, path: string[]): string | undefined {
+export function cursorScope(workspaceId: string, query: string): CursorScope {
+  // Workspace ids hold no ":", so the two parts never run together ambiguously.
+  return `${workspaceId}:${query}` as CursorScope;
+}
+
+/** A scope made by cursorScope: list helpers take no other, so no list can leave the workspace out. */
+export type CursorScope = string & { readonly boundToWorkspace: unique symbol };
+
+/**
+ * The keyset position a list request starts after. `scope` (see cursorScope) names the workspace
+ * and the query, so a cursor taken from another query or workspace does not verify.
+ */
+export function startAfter(cursors: CursorCodec, scope: CursorScope, startCursor: string | undefined, path: string[]): string | undefined {
   if (startCursor === undefined) return undefined;
   const [key] = cursors.decode(scope, startCursor, path);
   if (typeof key !== 'string') throw badRequest('startCursor is not a valid cursor for this query', path);
   return key;
 }
 
-export function pageOf<T>(cursors: CursorCodec, scope: string, rows: T[], keyOf: (row: T) => string, hasNextPage: boolean, total: number): Page<T> {
+export function pageOf<T>(cursors: CursorCodec, scope: CursorScope, rows: T[], keyOf: (row: T) => string, hasNextPage: boolean, total: number): Page<T> {
   const first = rows[0];
   const last = rows.at(-1);
   return {

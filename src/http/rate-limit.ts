@@ -16,6 +16,11 @@ export interface RateLimiter {
   refusalIfSpent(key: string): Promise<RateLimitDecision | undefined>;
   /** Resolves once the shared store is reachable (at once in process); false if it was not within the time. */
   ready(timeoutMs?: number): Promise<boolean>;
+  /**
+   * Another budget over the same store (the same Redis connection): its own maximum, in the same
+   * window, with keys of its own under `name`. Closing the limiter it came from closes it too.
+   */
+  withBudget(budget: { name: string; max: number }): RateLimiter;
   close(): Promise<void>;
 }
 
@@ -34,63 +39,71 @@ export interface RateLimiterOptions {
 export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const now = options.now ?? Date.now;
   let redis: Redis | undefined;
-  let limiter: RateLimiterAbstract;
-  const common = { points: options.max, duration: options.windowSeconds, keyPrefix: options.keyPrefix ?? 'rl' };
   if (options.redisUrl) {
     // No offline queue: while Redis is down a command fails at once and the insurance limiter
     // answers, instead of every request waiting on reconnection.
     // A command that gets no answer within commandTimeout fails too: a Redis that hangs must
     // not hang every request.
     redis = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 250 });
-    // If Redis is unreachable, each instance falls back to its own in-process budget rather than
-    // failing every request: limits loosen by the number of instances for as long as it lasts.
     // Connection errors are answered by the insurance limiter; ioredis reconnects by itself.
     redis.on('error', () => {});
-    limiter = new RateLimiterRedis({ ...common, storeClient: redis, insuranceLimiter: new RateLimiterMemory(common) });
-  } else {
-    limiter = new RateLimiterMemory(common);
   }
+  const keyPrefix = options.keyPrefix ?? 'rl';
 
-  const decide = (result: RateLimiterRes, allowed: boolean): RateLimitDecision => {
-    const msBeforeNext = Math.max(0, result.msBeforeNext);
+  const ready = async (timeoutMs = 5_000) => {
+    const client = redis;
+    if (!client || client.status === 'ready') return true;
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      client.once('ready', () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  };
+
+  const budgetOver = (max: number, prefix: string, close: () => Promise<void>): RateLimiter => {
+    const common = { points: max, duration: options.windowSeconds, keyPrefix: prefix };
+    // If Redis is unreachable, each instance falls back to its own in-process budget rather than
+    // failing every request: limits loosen by the number of instances for as long as it lasts.
+    const limiter: RateLimiterAbstract = redis
+      ? new RateLimiterRedis({ ...common, storeClient: redis, insuranceLimiter: new RateLimiterMemory(common) })
+      : new RateLimiterMemory(common);
+
+    const decide = (result: RateLimiterRes, allowed: boolean): RateLimitDecision => {
+      const msBeforeNext = Math.max(0, result.msBeforeNext);
+      return {
+        allowed,
+        limit: max,
+        remaining: Math.max(0, result.remainingPoints),
+        resetEpochSeconds: Math.ceil((now() + msBeforeNext) / 1000),
+        retryAfterSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)),
+      };
+    };
+
     return {
-      allowed,
-      limit: options.max,
-      remaining: Math.max(0, result.remainingPoints),
-      resetEpochSeconds: Math.ceil((now() + msBeforeNext) / 1000),
-      retryAfterSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)),
+      async consume(key) {
+        try {
+          return decide(await limiter.consume(key), true);
+        } catch (rejection) {
+          if (rejection instanceof RateLimiterRes) return decide(rejection, false);
+          throw rejection;
+        }
+      },
+      async refusalIfSpent(key) {
+        const state = await limiter.get(key).catch(() => null);
+        return state && state.remainingPoints <= 0 ? decide(state, false) : undefined;
+      },
+      ready,
+      withBudget: (budget) => budgetOver(budget.max, `${keyPrefix}:${budget.name}`, async () => {}),
+      close,
     };
   };
 
-  return {
-    async consume(key) {
-      try {
-        return decide(await limiter.consume(key), true);
-      } catch (rejection) {
-        if (rejection instanceof RateLimiterRes) return decide(rejection, false);
-        throw rejection;
-      }
-    },
-    async refusalIfSpent(key) {
-      const state = await limiter.get(key).catch(() => null);
-      return state && state.remainingPoints <= 0 ? decide(state, false) : undefined;
-    },
-    async ready(timeoutMs = 5_000) {
-      const client = redis;
-      if (!client || client.status === 'ready') return true;
-      return new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), timeoutMs);
-        client.once('ready', () => {
-          clearTimeout(timer);
-          resolve(true);
-        });
-      });
-    },
-    async close() {
-      if (!redis) return;
-      // quit() needs a live connection; an unreachable Redis is simply dropped.
-      if (redis.status === 'ready') await redis.quit().catch(() => redis?.disconnect());
-      else redis.disconnect();
-    },
-  };
+  return budgetOver(options.max, keyPrefix, async () => {
+    if (!redis) return;
+    // quit() needs a live connection; an unreachable Redis is simply dropped.
+    if (redis.status === 'ready') await redis.quit().catch(() => redis?.disconnect());
+    else redis.disconnect();
+  });
 }

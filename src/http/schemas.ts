@@ -1,4 +1,4 @@
-import { type TSchema, Type } from '@sinclair/typebox';
+import { type ObjectOptions, type TSchema, Type } from '@sinclair/typebox';
 
 /** The contract's validation-style error body: 400, and 404/409 with a resource path. */
 export const ErrorBody = Type.Object(
@@ -72,3 +72,13 @@ export const Text = (options: { minLength?: number; maxLength?: number; descript
 
 export const IsoDate = (description?: string) => Type.String({ format: 'date', description, examples: ['2026-12-01'] });
 export const IsoDateTime = (description?: string) => Type.String({ format: 'date-time', description, examples: ['2026-11-22T10:00:00.000Z'] });
+
+/**
+ * An object whose keys the client chooses (custom property values by property id), with its keys
+ * bounded. TypeBox's `Type.Record(Type.String({ maxLength }), …)` compiles to
+ * `patternProperties: {"^(.*)$": …}` and silently drops the key's limits, so they go into
+ * `propertyNames`, which Ajv enforces (a 400 naming the offending key).
+ */
+export function KeyedRecord<V extends TSchema>(key: { minLength?: number; maxLength: number; pattern?: string }, value: V, options: ObjectOptions = {}) {
+  return Type.Record(Type.String(), value, { ...options, propertyNames: { type: 'string', ...key } });
+}

@@ -22,9 +22,21 @@ function makeAjv(coerceTypes: boolean | 'array'): Ajv {
 /** A lone UTF-16 surrogate: JSON allows it ("\ud800"), PostgreSQL's jsonb refuses it and text would mangle it. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** The path of the first string PostgreSQL cannot store faithfully: one with NUL or a lone surrogate. */
-function findUnstorable(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') || LONE_SURROGATE.test(value) ? path : undefined;
+/** Text PostgreSQL cannot store faithfully: it holds NUL or a lone surrogate. */
+const isUnstorable = (text: string) => text.includes('\u0000') || LONE_SURROGATE.test(text);
+
+interface Unstorable {
+  /** A JSON pointer: to the string, or to the object whose property name is unstorable. */
+  path: string;
+  inPropertyName: boolean;
+}
+
+/**
+ * The first string PostgreSQL cannot store faithfully, in a value or in a property name: jsonb
+ * keeps object keys as text too, so `{"properties":{"\u0000":"x"}}` fails in SQL just as a value does.
+ */
+function findUnstorable(value: unknown, path: string): Unstorable | undefined {
+  if (typeof value === 'string') return isUnstorable(value) ? { path, inPropertyName: false } : undefined;
   if (Array.isArray(value)) {
     for (let index = 0; index < value.length; index++) {
       const found = findUnstorable(value[index], `${path}/${index}`);
@@ -34,6 +46,8 @@ function findUnstorable(value: unknown, path: string): string | undefined {
   }
   if (value && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
+      // The path names the object, not the key: the key itself cannot be echoed back faithfully.
+      if (isUnstorable(key)) return { path, inPropertyName: true };
       const found = findUnstorable(item, `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`);
       if (found !== undefined) return found;
     }
@@ -44,7 +58,8 @@ function findUnstorable(value: unknown, path: string): string | undefined {
 /**
  * Request validation: bodies are JSON and checked strictly (no type coercion: "5" is not 5);
  * path and query parameters are text and coerced to their declared types. Strings containing
- * NUL or unpaired surrogates are refused everywhere, since PostgreSQL cannot store them.
+ * NUL or unpaired surrogates are refused everywhere, values and property names alike, since
+ * PostgreSQL cannot store them.
  */
 export function installValidation(app: FastifyInstance): void {
   const bodyAjv = makeAjv(false);
@@ -66,9 +81,12 @@ export function installValidation(app: FastifyInstance): void {
         withNulCheck.errors = validate.errors;
         return false;
       }
-      const unstorablePath = findUnstorable(data, '');
-      if (unstorablePath !== undefined) {
-        const error: ErrorObject = { instancePath: unstorablePath, keyword: 'unstorable', schemaPath: '', params: {}, message: 'must not contain the NUL character or unpaired surrogates' };
+      const unstorable = findUnstorable(data, '');
+      if (unstorable !== undefined) {
+        const message = unstorable.inPropertyName
+          ? 'must not have a property name with the NUL character or unpaired surrogates'
+          : 'must not contain the NUL character or unpaired surrogates';
+        const error: ErrorObject = { instancePath: unstorable.path, keyword: 'unstorable', schemaPath: '', params: {}, message };
         withNulCheck.errors = [error];
         return false;
       }
@@ -78,6 +96,28 @@ export function installValidation(app: FastifyInstance): void {
     withNulCheck.errors = null as ErrorObject[] | null | undefined;
     return withNulCheck;
   });
+}
+
+/**
+ * How deep a JSON body may nest. The deepest a request of this API needs is a search filter with
+ * its groups at the deepest allowed level, about 14; the validators and checks that walk a body
+ * recurse, so a body nested thousands deep would overflow their stack (a 500) before the filter's
+ * own depth rule could answer.
+ */
+export const JSON_DEPTH_MAX = 32;
+
+/** Whether `value` nests deeper than `limit` (objects and arrays), walked without recursion. */
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  while (stack.length > 0) {
+    const { value: current, depth } = stack.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Array.isArray(current) ? current : Object.values(current)) {
+      if (child !== null && typeof child === 'object') stack.push({ value: child, depth: depth + 1 });
+    }
+  }
+  return false;
 }
 
 /**
@@ -94,7 +134,11 @@ export function installBodyRules(app: FastifyInstance): void {
       done(null, undefined);
       return;
     }
-    parseJson(request, text, done);
+    parseJson(request, text, (error: Error | null, parsed?: unknown) => {
+      if (error) return done(error, undefined);
+      if (nestsDeeperThan(parsed, JSON_DEPTH_MAX)) return done(badRequest(`The request body nests deeper than ${JSON_DEPTH_MAX} levels`, []), undefined);
+      done(null, parsed);
+    });
   });
 
   app.addHook('preValidation', async (request) => {

@@ -1,42 +1,23 @@
-import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { storeKind, testDatabaseUrl } from '../../test/harness.js';
+import { storeKind } from '../../test/harness.js';
+import { openPrivateDatabase, type PrivateDatabase } from '../../test/private-database.js';
 import { createClock } from '../clock.js';
-import { type Database, openDatabase } from '../db/database.js';
-import { migrateToLatest } from '../db/migrate.js';
-import { PRUNE_QUEUE, pruneJobsHandler } from './prune.js';
+import type { Database } from '../db/database.js';
+import { PRUNE_QUEUE, pruneJobsHandler, pruneJobsSchedule } from './prune.js';
 import { enqueueJob, SYSTEM_WORKSPACE_ID } from './queue.js';
 import { JobRunner } from './runner.js';
 
 /**
- * Pruning deletes across every workspace and queue, so this file keeps a database of its own:
- * on the run's shared PostgreSQL database it would delete other files' rows, and their services'
- * prune jobs would delete its rows.
+ * A system prune deletes across every workspace and queue, so this file keeps a database of its
+ * own: on the run's shared PostgreSQL database it would delete other files' rows.
  */
 let database: Database;
-let dropPrivate: (() => Promise<void>) | undefined;
+let privateDatabase: PrivateDatabase;
 beforeAll(async () => {
-  if (!testDatabaseUrl) {
-    database = await openDatabase({ inMemory: true });
-  } else {
-    const name = `test_prune_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
-    const admin = await openDatabase({ databaseUrl: testDatabaseUrl, poolSize: 1 });
-    await sql`create database ${sql.id(name)}`.execute(admin.db);
-    const url = new URL(testDatabaseUrl);
-    url.pathname = `/${name}`;
-    database = await openDatabase({ databaseUrl: url.toString(), poolSize: 2 });
-    dropPrivate = async () => {
-      await sql`drop database if exists ${sql.id(name)} with (force)`.execute(admin.db);
-      await admin.close();
-    };
-  }
-  await migrateToLatest(database.db);
+  privateDatabase = await openPrivateDatabase();
+  database = privateDatabase.database;
 });
-afterAll(async () => {
-  await database.close();
-  await dropPrivate?.();
-});
+afterAll(async () => privateDatabase.drop());
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -79,6 +60,31 @@ describe(`the prune job on the ${storeKind} store`, () => {
     expect(prunedRow.result).toEqual({ completed: 2, failed: 1 });
     const left = await database.db.selectFrom('jobs').select('job_id').where('queue', '=', queue).execute();
     expect(left.map((row) => row.job_id).sort()).toEqual([completedInRetention, failedInRetention, stillQueued].sort());
+  });
+
+  it("deletes only its own workspace's finished jobs when it is a job of that workspace; a system one deletes every workspace's", async () => {
+    const clock = createClock();
+    clock.set(new Date('2031-01-01T00:00:00.000Z'));
+    const queue = 'test.prunable-scoped';
+    const runner = new JobRunner({ db: database.db, clock });
+    runner.register({ queue, run: async () => null });
+    const mine = (await enqueueJob(database.db, clock, { queue, workspaceId: 'wsp_mine' })).jobId;
+    const theirs = (await enqueueJob(database.db, clock, { queue, workspaceId: 'wsp_theirs' })).jobId;
+    expect((await runner.runDue()).completed).toBe(2);
+    const left = async () => (await database.db.selectFrom('jobs').select('job_id').where('queue', '=', queue).orderBy('job_id').execute()).map((row) => row.job_id);
+
+    // A month later in real time: both are past the retention of completed jobs.
+    const prune = new JobRunner({ db: database.db, clock });
+    prune.register(pruneJobsHandler(database.db, () => new Date('2031-02-01T00:00:00.000Z')));
+    prune.schedule(pruneJobsSchedule);
+    const scoped = await prune.runDue({ workspaceId: 'wsp_mine' });
+    expect(scoped.jobs).toMatchObject([{ queue: PRUNE_QUEUE, workspaceId: 'wsp_mine', outcome: 'completed' }]);
+    expect(await left()).toEqual([theirs]);
+    expect(mine).not.toBe(theirs);
+
+    const system = await prune.runDue();
+    expect(system.jobs).toMatchObject([{ queue: PRUNE_QUEUE, workspaceId: SYSTEM_WORKSPACE_ID, outcome: 'completed' }]);
+    expect(await left()).toEqual([]);
   });
 
   it('stops between batches when the service shuts down', async () => {

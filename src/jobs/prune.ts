@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { deleteFinishedJobs } from './queries.js';
-import type { JobHandler, Schedule } from './queue.js';
+import { type JobHandler, type Schedule, sweepScope } from './queue.js';
 
 export const PRUNE_QUEUE = 'jobs.prune';
 export const COMPLETED_RETENTION_DAYS = 7;
@@ -16,7 +16,8 @@ export interface PruneResult {
 }
 
 /**
- * Deletes finished jobs after their retention, which also frees their singleton keys.
+ * Deletes finished jobs after their retention, which also frees their singleton keys: every
+ * workspace's, or only its own workspace's when the job is not a system one (see sweepScope).
  *
  * Retention is measured in real time, not by the service's clock: the test-helper clock moves
  * time for business rules of one instance, and a clock set years ahead must not erase the job
@@ -32,7 +33,7 @@ export function pruneJobsHandler(db: Kysely<DB>, realNow: () => Date = () => new
         const before = new Date(now - days * DAY_MS);
         for (;;) {
           job.signal.throwIfAborted();
-          const count = await deleteFinishedJobs(db, state, before, BATCH_SIZE);
+          const count = await deleteFinishedJobs(db, state, before, BATCH_SIZE, sweepScope(job));
           deleted[state] += count;
           if (count < BATCH_SIZE) break;
         }

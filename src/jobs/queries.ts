@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { plusSeconds } from '../clock.js';
 import type { DB } from '../db/schema.js';
 import { backoffDelaySeconds } from './queue.js';
 
@@ -28,13 +29,18 @@ interface ClaimedRow {
   lease_token: string;
 }
 
-const plusSeconds = (at: Date, seconds: number) => new Date(at.getTime() + seconds * 1000).toISOString();
-
 export interface ClaimOptions {
   /** Only these queues: a runner never takes work it has no handler for (rolling deploys). */
   queues: readonly string[];
   now: Date;
   leaseSeconds: number;
+  /** Only this workspace's jobs (a drain scoped to one workspace); every workspace's without it. */
+  workspaceId?: string;
+}
+
+/** `and workspace_id = …` when a workspace is given, else nothing. */
+function inWorkspace(workspaceId: string | undefined) {
+  return workspaceId === undefined ? sql`` : sql`and workspace_id = ${workspaceId}`;
 }
 
 /**
@@ -51,7 +57,7 @@ export async function claimJob(db: Kysely<DB>, options: ClaimOptions): Promise<C
   const { rows } = await sql<ClaimedRow>`
     with next as (
       select workspace_id, job_id from jobs
-      where queue in (${sql.join(options.queues)})
+      where queue in (${sql.join(options.queues)}) ${inWorkspace(options.workspaceId)}
         and ((state = 'queued' and run_after <= ${now})
           or (state = 'running' and locked_until <= ${now} and attempts < max_attempts))
       order by run_after, job_id
@@ -88,14 +94,14 @@ export interface ExpiredJob {
   lastError: string;
 }
 
-/** Fails the running jobs of `queues` whose lease expired on their last attempt. */
-export async function failExhaustedLeases(db: Kysely<DB>, queues: readonly string[], now: Date): Promise<ExpiredJob[]> {
+/** Fails the running jobs of `queues` (of one workspace, when given) whose lease expired on their last attempt. */
+export async function failExhaustedLeases(db: Kysely<DB>, queues: readonly string[], now: Date, workspaceId?: string): Promise<ExpiredJob[]> {
   if (queues.length === 0) return [];
   const at = now.toISOString();
   const { rows } = await sql<{ workspace_id: string; job_id: string; queue: string; attempts: number; last_error: string }>`
     with expired as (
       select workspace_id, job_id from jobs
-      where queue in (${sql.join(queues)}) and state = 'running' and locked_until <= ${at} and attempts >= max_attempts
+      where queue in (${sql.join(queues)}) ${inWorkspace(workspaceId)} and state = 'running' and locked_until <= ${at} and attempts >= max_attempts
       for update skip locked
     )
     update jobs set state = 'failed', lease_token = null, locked_until = null, finished_at = ${at}, updated_at = ${at},
@@ -165,13 +171,14 @@ export function renewLease(db: Kysely<DB>, job: ClaimedJob, now: Date, leaseSeco
 }
 
 /**
- * Deletes up to `limit` jobs of `state` that finished before `before`; returns how many. Bounded
- * so that one statement stays short on the embedded store, which runs on the event loop.
+ * Deletes up to `limit` jobs of `state` that finished before `before` (of one workspace, when
+ * given); returns how many. Bounded so that one statement stays short on the embedded store, which
+ * runs on the event loop.
  */
-export async function deleteFinishedJobs(db: Kysely<DB>, state: 'completed' | 'failed', before: Date, limit: number): Promise<number> {
+export async function deleteFinishedJobs(db: Kysely<DB>, state: 'completed' | 'failed', before: Date, limit: number, workspaceId?: string): Promise<number> {
   const result = await sql`
     delete from jobs where (workspace_id, job_id) in (
-      select workspace_id, job_id from jobs where state = ${state} and finished_at < ${before.toISOString()} limit ${limit}
+      select workspace_id, job_id from jobs where state = ${state} and finished_at < ${before.toISOString()} ${inWorkspace(workspaceId)} limit ${limit}
     )
   `.execute(db);
   return Number(result.numAffectedRows ?? 0n);

@@ -9,6 +9,17 @@ import { newId } from '../ids.js';
  */
 export const SYSTEM_WORKSPACE_ID = '_system';
 
+/**
+ * The workspace a sweeping handler (one that looks for due rows rather than being handed one)
+ * limits its queries to: the job's own, or undefined (every workspace) for a SYSTEM_WORKSPACE_ID
+ * job. Production's schedules enqueue system jobs; a drain scoped to one workspace
+ * (JobRunner.runDue({ workspaceId }): tests, the demo seed) enqueues its schedules' jobs in that
+ * workspace, and they then touch nothing of any other.
+ */
+export function sweepScope(job: { workspaceId: string }): string | undefined {
+  return job.workspaceId === SYSTEM_WORKSPACE_ID ? undefined : job.workspaceId;
+}
+
 export const DEFAULT_MAX_ATTEMPTS = 5;
 export const DEFAULT_BACKOFF_SECONDS = 30;
 /** Retries back off exponentially from the job's backoff, but never wait longer than this. */

@@ -1,6 +1,8 @@
 import type { ServiceDeps } from '../context.js';
 import { importJobHandler } from '../families/imports/job.js';
+import { expireIncentivesHandler, expireIncentivesSchedule, providerWorkHandler, providerWorkSchedule } from '../families/incentives/jobs.js';
 import { purgePeopleHandler, purgePeopleSchedule } from '../families/people/purge.js';
+import { pruneIdempotencyKeysHandler, pruneIdempotencyKeysSchedule } from '../http/idempotency.js';
 import { pruneJobsHandler, pruneJobsSchedule } from './prune.js';
 import type { JobRunner } from './runner.js';
 
@@ -14,4 +16,10 @@ export function registerJobs(runner: JobRunner, deps: ServiceDeps): void {
   runner.register(importJobHandler(deps.db, deps.clock));
   runner.register(purgePeopleHandler(deps.db, deps.clock));
   runner.schedule(purgePeopleSchedule);
+  runner.register(pruneIdempotencyKeysHandler(deps.db));
+  runner.schedule(pruneIdempotencyKeysSchedule);
+  runner.register(expireIncentivesHandler(deps.db, deps.clock, deps.providers));
+  runner.schedule(expireIncentivesSchedule);
+  runner.register(providerWorkHandler(deps.db, deps.clock, deps.providers));
+  runner.schedule(providerWorkSchedule);
 }

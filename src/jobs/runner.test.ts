@@ -334,6 +334,58 @@ describe('recurring schedules', () => {
   });
 });
 
+describe('drains scoped to one workspace', () => {
+  it("claim that workspace's jobs alone, and fail only its jobs whose last lease expired", async () => {
+    const queue = uniqueQueue('scoped');
+    const runner = newRunner();
+    runner.register({ queue, run: async (job) => job.workspaceId });
+    const mine = await enqueue(queue, { workspaceId: 'wsp_mine' });
+    const theirs = await enqueue(queue, { workspaceId: 'wsp_theirs' });
+    const stalled = await enqueue(queue, { workspaceId: 'wsp_theirs', maxAttempts: 1, runAfter: at(-1) });
+    // Another worker took their oldest job on its last attempt and died.
+    expect(await claimJob(service.deps.db, { queues: [queue], now: clock.now(), leaseSeconds: 30, workspaceId: 'wsp_theirs' })).toMatchObject({ jobId: stalled });
+    clock.set(at(30));
+
+    const scoped = await runner.runDue({ workspaceId: 'wsp_mine' });
+    expect(scoped.jobs).toEqual([{ jobId: mine, queue, workspaceId: 'wsp_mine', attempt: 1, outcome: 'completed' }]);
+    expect(await jobRow(theirs)).toMatchObject({ state: 'queued', attempts: 0 });
+    expect(await jobRow(stalled)).toMatchObject({ state: 'running' });
+
+    const everyone = await runner.runDue();
+    expect(everyone.jobs.map((run) => [run.jobId, run.outcome])).toEqual([
+      [stalled, 'failed'],
+      [theirs, 'completed'],
+    ]);
+  });
+
+  it("enqueue each schedule's current slot as a job of the workspace, once per workspace, beside the system's", async () => {
+    const queue = uniqueQueue('scoped-recurring');
+    const ran: [string, string | null][] = [];
+    const schedule = { name: `hourly.${queue}`, queue, everySeconds: 3600 };
+    const instances = [newRunner(), newRunner()];
+    for (const runner of instances) {
+      runner.register({ queue, run: async (job) => ran.push([job.workspaceId, job.singletonKey]) });
+      runner.schedule(schedule);
+    }
+    clock.set(at(125));
+    await Promise.all(instances.map((runner) => runner.runDue({ workspaceId: 'wsp_a' })));
+    await instances[1]!.runDue({ workspaceId: 'wsp_a' });
+    await instances[0]!.runDue({ workspaceId: 'wsp_b' });
+    await Promise.all(instances.map((runner) => runner.runDue()));
+    const key = `${schedule.name}@${T0.toISOString()}`;
+    expect(ran.sort()).toEqual([
+      [SYSTEM_WORKSPACE_ID, key],
+      ['wsp_a', key],
+      ['wsp_b', key],
+    ]);
+    // The next slot is the workspace's again, though this process ran the slot before.
+    clock.set(at(3600));
+    await instances[0]!.runDue({ workspaceId: 'wsp_a' });
+    expect(ran.at(-1)).toEqual(['wsp_a', `${schedule.name}@${at(3600).toISOString()}`]);
+    expect(ran).toHaveLength(4);
+  });
+});
+
 describe('stopping', () => {
   it('tells running handlers to stop and puts their jobs back without spending an attempt', async () => {
     const queue = uniqueQueue('stop');

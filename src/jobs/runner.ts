@@ -49,6 +49,16 @@ export interface JobRun {
   error?: string;
 }
 
+export interface DrainOptions {
+  /**
+   * Only this workspace's work: the current slot of every schedule is enqueued as a job of this
+   * workspace (so its sweeping handlers touch only this workspace's rows, see sweepScope), and only
+   * this workspace's jobs are claimed. For tests and the demo seed, on a database that other
+   * tenants' data shares; production's poller drains every workspace.
+   */
+  workspaceId?: string;
+}
+
 /** What one drain did: `ran` counts handler runs; `failed` also counts jobs failed for an expired lease. */
 export interface DrainReport {
   ran: number;
@@ -118,9 +128,12 @@ export class JobRunner {
     return [...this.handlers.keys()];
   }
 
-  /** Enqueues the current slot of every schedule, then runs every due job until none is left. */
-  runDue(): Promise<DrainReport> {
-    const drain = this.tail.then(() => this.drain());
+  /**
+   * Enqueues the current slot of every schedule, then runs every due job until none is left: of
+   * every workspace, or with `workspaceId` of that workspace alone (see DrainOptions).
+   */
+  runDue(options: DrainOptions = {}): Promise<DrainReport> {
+    const drain = this.tail.then(() => this.drain(options.workspaceId));
     this.tail = drain.catch(() => undefined);
     return drain;
   }
@@ -159,12 +172,12 @@ export class JobRunner {
     if (ended === 'timeout') this.log.warn({}, 'background jobs: handlers still running at shutdown; their leases will lapse and another instance will retry them');
   }
 
-  private async drain(): Promise<DrainReport> {
+  private async drain(workspaceId: string | undefined): Promise<DrainReport> {
     const report: DrainReport = { ran: 0, completed: 0, retrying: 0, failed: 0, jobs: [] };
     if (this.shutdown.signal.aborted) return report;
     const queues = this.queues;
-    await this.enqueueScheduled();
-    for (const expired of await failExhaustedLeases(this.db, queues, this.clock.now())) {
+    await this.enqueueScheduled(workspaceId);
+    for (const expired of await failExhaustedLeases(this.db, queues, this.clock.now(), workspaceId)) {
       this.log.warn({ jobId: expired.jobId, queue: expired.queue }, `background job failed: ${expired.lastError}`);
       report.failed++;
       report.jobs.push({ jobId: expired.jobId, queue: expired.queue, workspaceId: expired.workspaceId, attempt: expired.attempt, outcome: 'failed', error: expired.lastError });
@@ -173,7 +186,7 @@ export class JobRunner {
     let claimed = 0;
     const worker = async () => {
       while (!this.shutdown.signal.aborted && claimed < this.maxRunsPerDrain) {
-        const job = await claimJob(this.db, { queues, now: this.clock.now(), leaseSeconds: this.leaseSeconds });
+        const job = await claimJob(this.db, { queues, now: this.clock.now(), leaseSeconds: this.leaseSeconds, workspaceId });
         if (!job) return;
         claimed++;
         runs.push(await this.execute(job));
@@ -194,23 +207,29 @@ export class JobRunner {
     return report;
   }
 
-  private async enqueueScheduled(): Promise<void> {
+  /**
+   * Enqueues the current slot of every schedule: as system jobs, or as jobs of `workspaceId`. The
+   * singleton key is per workspace, so a slot runs once system-wide and once per workspace that
+   * asked for it. Scoped slots are not remembered (the insert of one already there does nothing):
+   * a service with test helpers may be asked for any number of workspaces.
+   */
+  private async enqueueScheduled(workspaceId: string | undefined): Promise<void> {
     const now = this.clock.now().getTime();
     for (const schedule of this.schedules.values()) {
       const periodMs = schedule.everySeconds * 1000;
       const slot = new Date(Math.floor(now / periodMs) * periodMs);
       const key = `${schedule.name}@${slot.toISOString()}`;
-      if (this.enqueuedSlots.get(schedule.name) === key) continue;
+      if (workspaceId === undefined && this.enqueuedSlots.get(schedule.name) === key) continue;
       await enqueueJob(this.db, this.clock, {
         queue: schedule.queue,
-        workspaceId: SYSTEM_WORKSPACE_ID,
+        workspaceId: workspaceId ?? SYSTEM_WORKSPACE_ID,
         payload: schedule.payload,
         runAfter: slot,
         singletonKey: key,
         maxAttempts: schedule.maxAttempts,
         backoffSeconds: schedule.backoffSeconds,
       });
-      this.enqueuedSlots.set(schedule.name, key);
+      if (workspaceId === undefined) this.enqueuedSlots.set(schedule.name, key);
     }
   }
 

@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startTestService, type TestService } from '../../test/harness.js';
+import { call, createTenant, startTestService, type Tenant, type TestService } from '../../test/harness.js';
+import { startPrivateTestService } from '../../test/private-database.js';
 import { ConfigError, loadConfig } from '../config.js';
-import { PRUNE_QUEUE } from './prune.js';
-import { enqueueJob } from './queue.js';
+import { expireIncentivesSchedule, providerWorkSchedule } from '../families/incentives/jobs.js';
+import { purgePeopleSchedule } from '../families/people/purge.js';
+import { pruneIdempotencyKeysSchedule } from '../http/idempotency.js';
+import { PRUNE_QUEUE, pruneJobsSchedule } from './prune.js';
+import { enqueueJob, SYSTEM_WORKSPACE_ID } from './queue.js';
 import type { JobRun } from './runner.js';
 
 let service: TestService;
@@ -15,8 +19,17 @@ afterAll(async () => service.stop());
 
 const uniqueQueue = (name: string) => `test.${name}.${randomUUID().slice(0, 8)}`;
 
+/**
+ * On PostgreSQL every test file's service shares the database, so these runs are scoped to the
+ * test's own workspace (?workspaceId=): the service's sweeps then touch no other file's rows.
+ * What an unscoped run sweeps is tested on a database of its own (scoped-sweeps.test.ts).
+ */
 describe('POST /v1/test-helpers/jobs/run', () => {
-  it('runs the jobs the moved clock makes due, and answers what ran', async () => {
+  const runFor = (tenant: Tenant) => call(service, 'POST', '/test-helpers/jobs/run', { query: { workspaceId: tenant.workspaceId } });
+
+  it("runs the workspace's jobs the moved clock makes due, and answers what ran", async () => {
+    const tenant = await createTenant(service);
+    const other = await createTenant(service, 'Other');
     const queue = uniqueQueue('route');
     service.jobs.register<{ n: number }>({
       queue,
@@ -29,45 +42,70 @@ describe('POST /v1/test-helpers/jobs/run', () => {
     expect((await call(service, 'POST', '/test-helpers/clock', { body: { now: start } })).statusCode).toBe(200);
     const { jobId } = await enqueueJob(service.deps.db, service.deps.clock, {
       queue,
-      workspaceId: 'wsp_route',
+      workspaceId: tenant.workspaceId,
       payload: { n: 21 },
       runAfter: new Date('2090-03-01T01:00:00.000Z'),
     });
-    const failing = await enqueueJob(service.deps.db, service.deps.clock, { queue, workspaceId: 'wsp_route', payload: { n: -1 }, maxAttempts: 1 });
+    const failing = await enqueueJob(service.deps.db, service.deps.clock, { queue, workspaceId: tenant.workspaceId, payload: { n: -1 }, maxAttempts: 1 });
+    const others = await enqueueJob(service.deps.db, service.deps.clock, { queue, workspaceId: other.workspaceId, payload: { n: 1 } });
 
-    const first = await call(service, 'POST', '/test-helpers/jobs/run');
+    const first = await runFor(tenant);
     expect(first.statusCode, first.body).toBe(200);
-    const firstMine = first.json<{ jobs: JobRun[] }>().jobs.filter((run) => run.queue === queue);
-    expect(firstMine).toEqual([{ jobId: failing.jobId, queue, workspaceId: 'wsp_route', attempt: 1, outcome: 'failed', error: 'negative' }]);
-    expect(first.json()).toMatchObject({ ran: expect.any(Number), completed: expect.any(Number), retrying: expect.any(Number), failed: expect.any(Number) });
-    expect(first.json().failed).toBeGreaterThanOrEqual(1);
+    const firstRuns = first.json<{ jobs: JobRun[] }>().jobs;
+    expect(firstRuns.filter((run) => run.queue === queue)).toEqual([{ jobId: failing.jobId, queue, workspaceId: tenant.workspaceId, attempt: 1, outcome: 'failed', error: 'negative' }]);
+    // Nothing of another workspace ran: neither its job nor a system sweep.
+    expect(firstRuns.filter((run) => run.workspaceId !== tenant.workspaceId)).toEqual([]);
+    expect(first.json()).toMatchObject({ ran: firstRuns.length, completed: firstRuns.length - 1, retrying: 0, failed: 1 });
+    expect((await service.deps.db.selectFrom('jobs').select('state').where('job_id', '=', others.jobId).executeTakeFirstOrThrow()).state).toBe('queued');
 
     expect((await call(service, 'POST', '/test-helpers/clock', { body: { now: '2090-03-01T01:00:00.000Z' } })).statusCode).toBe(200);
-    const second = await call(service, 'POST', '/test-helpers/jobs/run');
+    const second = await runFor(tenant);
     expect(second.statusCode).toBe(200);
     expect(second.json<{ jobs: JobRun[] }>().jobs.filter((run) => run.queue === queue)).toEqual([
-      { jobId, queue, workspaceId: 'wsp_route', attempt: 1, outcome: 'completed' },
+      { jobId, queue, workspaceId: tenant.workspaceId, attempt: 1, outcome: 'completed' },
     ]);
     const row = await service.deps.db.selectFrom('jobs').select(['state', 'result']).where('job_id', '=', jobId).executeTakeFirstOrThrow();
     expect(row).toEqual({ state: 'completed', result: { doubled: 42 } });
 
-    const third = await call(service, 'POST', '/test-helpers/jobs/run');
+    const third = await runFor(tenant);
     expect(third.json<{ jobs: JobRun[] }>().jobs.filter((run) => run.queue === queue)).toEqual([]);
+    expect((await runFor(other)).json<{ jobs: JobRun[] }>().jobs.filter((run) => run.queue === queue)).toEqual([
+      { jobId: others.jobId, queue, workspaceId: other.workspaceId, attempt: 1, outcome: 'completed' },
+    ]);
   });
 
-  it("runs the service's own recurring work for the clock's current slot", async () => {
+  it("runs the service's own recurring work for the clock's current slot, as jobs of the workspace, once per slot", async () => {
+    const tenant = await createTenant(service);
     const now = '2091-07-04T05:06:07.000Z';
     await call(service, 'POST', '/test-helpers/clock', { body: { now } });
-    const response = await call(service, 'POST', '/test-helpers/jobs/run');
+    const response = await runFor(tenant);
     expect(response.statusCode).toBe(200);
+    const runs = response.json<{ jobs: JobRun[] }>().jobs;
+    const scheduled = [pruneJobsSchedule, purgePeopleSchedule, pruneIdempotencyKeysSchedule, expireIncentivesSchedule, providerWorkSchedule];
+    expect(runs.map((run) => run.queue).sort()).toEqual(scheduled.map((schedule) => schedule.queue).sort());
+    expect(runs.every((run) => run.workspaceId === tenant.workspaceId && run.outcome === 'completed')).toBe(true);
     const prune = await service.deps.db
       .selectFrom('jobs')
       .select(['state', 'workspace_id'])
       .where('queue', '=', PRUNE_QUEUE)
       .where('singleton_key', '=', 'jobs.prune@2091-07-04T05:00:00.000Z')
+      .where('workspace_id', '=', tenant.workspaceId)
       .execute();
-    // Another test file's service on a shared database may have run it; it ran once either way.
-    expect(prune).toEqual([{ state: 'completed', workspace_id: '_system' }]);
+    expect(prune).toEqual([{ state: 'completed', workspace_id: tenant.workspaceId }]);
+    // The same slot again: nothing new (the hourly ones ran; the minute's provider work too).
+    expect((await runFor(tenant)).json<{ jobs: JobRun[] }>().jobs).toEqual([]);
+  });
+
+  it('answers 404 for a workspace that does not exist, and 400 for a bad query', async () => {
+    const missing = await call(service, 'POST', '/test-helpers/jobs/run', { query: { workspaceId: 'wsp_nobody' } });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json()).toEqual({ errors: [{ message: 'Workspace not found', path: ['workspaceId'] }] });
+    const system = await call(service, 'POST', '/test-helpers/jobs/run', { query: { workspaceId: SYSTEM_WORKSPACE_ID } });
+    expect(system.statusCode).toBe(404);
+    const empty = await call(service, 'POST', '/test-helpers/jobs/run', { query: { workspaceId: '' } });
+    expect(empty.statusCode).toBe(400);
+    const unknown = await call(service, 'POST', '/test-helpers/jobs/run', { query: { workspace: 'wsp_x' } });
+    expect(unknown.statusCode).toBe(400);
   });
 
   it('does not exist without TEST_HELPERS=1', async () => {
@@ -83,7 +121,8 @@ describe('POST /v1/test-helpers/jobs/run', () => {
 
 describe('the service poller', () => {
   it('runs due jobs on its own when JOBS is on, and stops with the service', async () => {
-    const polling = await startTestService({ jobs: true, jobPollSeconds: 0.02 });
+    // The poller drains every workspace, its sweeps included: on a database of its own.
+    const polling = await startPrivateTestService({ jobs: true, jobPollSeconds: 0.02 });
     const queue = uniqueQueue('service-poll');
     let runs = 0;
     try {

@@ -1,6 +1,10 @@
-import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { DB, PropertyType } from '../db/schema.js';
+import { historyNames } from './history-names.js';
+import { incentiveNames } from './incentive-names.js';
 import { type PropertyGroup, referenceNames } from './names.js';
+import { participantNames } from './participant-names.js';
+import { enumOptions } from './sql.js';
 
 /** How a property's values compare; each type admits its own comparisons (compile.ts). */
 export type ValueType = 'text' | 'email' | 'number' | 'datetime' | 'boolean' | 'enum' | 'select' | 'multiselect' | 'membership' | 'location';
@@ -9,6 +13,8 @@ export type ValueType = 'text' | 'email' | 'number' | 'datetime' | 'boolean' | '
 export interface CompileContext {
   workspaceId: string;
   now: Date;
+  /** The workspace's segments as conditions over `people as p`, loaded only when a query names SEGMENT_MEMBERSHIP. */
+  segments?: ReadonlyMap<string, RawBuilder<SqlBool>>;
 }
 
 export interface SelectOption {
@@ -16,14 +22,18 @@ export interface SelectOption {
   name: string;
 }
 
-/** A set-valued property kept in rows of its own (population membership, later study membership). */
+/**
+ * A set-valued property kept in rows of its own (population or study membership, referral codes):
+ * filtered with HAS_ANY_OF / HAS_ALL_OF / HAS_NONE_OF, sorted by the number of values.
+ */
 export interface Membership {
-  /** The resource named in the 404 for an unknown id ("Population not found"). */
-  resource: string;
-  /** `select <id> from … where <belongs to p>`: the ids the person of `people as p` belongs to. */
+  /** `select <value> from … where <belongs to p>`: the values the person of `people as p` has. */
   ids(ctx: CompileContext): RawBuilder<unknown>;
-  /** Which of `ids` exist in the workspace. */
-  existing(db: Kysely<DB>, workspaceId: string, ids: string[]): Promise<Set<string>>;
+  /** For sets of ids: the resource named in the 404 for an unknown one ("Population not found"), and which ids exist. Free-text sets have none. */
+  check?: {
+    resource: string;
+    existing(db: Kysely<DB>, workspaceId: string, ids: string[]): Promise<Set<string>>;
+  };
 }
 
 /**
@@ -43,61 +53,101 @@ export interface PropertyDefinition {
   membership?: Membership;
   /** Never null: a keyset page can then start with one row comparison, which an index in sort order answers. */
   notNull?: boolean;
+  /** What the value is, for the OpenAPI description (catalogue names only; custom properties are the workspace's own). */
+  meaning?: string;
 }
 
 const column = (name: string) => () => sql.ref(`p.${name}`);
 
-const core = (label: string, type: ValueType, value: (ctx: CompileContext) => RawBuilder<unknown>, extra: Partial<PropertyDefinition> = {}): PropertyDefinition => ({
+const core = (label: string, type: ValueType, meaning: string, value: (ctx: CompileContext) => RawBuilder<unknown>, extra: Partial<PropertyDefinition> = {}): PropertyDefinition => ({
   label: `PERSON.${label}`,
   type,
   personalData: false,
   value,
+  meaning,
   ...extra,
 });
 
-const enumOptions = (values: readonly string[]): SelectOption[] => values.map((value) => ({ id: value, name: value }));
-
 const populationMembership: Membership = {
-  resource: 'Population',
   ids: () => sql`select m.population_id from population_members as m where m.workspace_id = p.workspace_id and m.person_id = p.person_id`,
-  async existing(db, workspaceId, ids) {
-    if (ids.length === 0) return new Set();
-    const rows = await db.selectFrom('populations').where('workspace_id', '=', workspaceId).where('population_id', 'in', ids).select('population_id').execute();
-    return new Set(rows.map((row) => row.population_id));
+  check: {
+    resource: 'Population',
+    async existing(db, workspaceId, ids) {
+      if (ids.length === 0) return new Set();
+      const rows = await db.selectFrom('populations').where('workspace_id', '=', workspaceId).where('population_id', 'in', ids).select('population_id').execute();
+      return new Set(rows.map((row) => row.population_id));
+    },
   },
 };
 
 /**
- * The PERSON names that the people table alone determines, each defined once. NAME is first and
- * last name joined, as the Person response gives it; POPULATION_MEMBERSHIP sorts by the number of
- * populations; IMPORT_UPLOAD_LIST is the id of the import that last wrote the person.
+ * The PERSON names, each defined once: those the people row and its memberships determine here,
+ * and those derived from participation history, contacts, incentives and signups
+ * (history-names.ts). NAME is first and last name joined, as the Person response gives it.
  */
-const personNames: Record<string, PropertyDefinition> = {
-  PERSON_ID: core('PERSON_ID', 'text', column('person_id'), { notNull: true }),
-  NAME: core('NAME', 'text', () => sql`nullif(concat_ws(' ', nullif(p.first_name, ''), nullif(p.last_name, '')), '')`, { personalData: true }),
-  FIRST_NAME: core('FIRST_NAME', 'text', column('first_name'), { personalData: true }),
-  LAST_NAME: core('LAST_NAME', 'text', column('last_name'), { personalData: true }),
-  EMAIL: core('EMAIL', 'email', column('email'), { personalData: true }),
-  PHONE: core('PHONE', 'text', column('phone'), { personalData: true }),
-  IMPORT_SOURCE: core('IMPORT_SOURCE', 'text', column('import_source')),
-  IMPORT_DATE: core('IMPORT_DATE', 'datetime', column('imported_at')),
-  IMPORT_UPLOAD_LIST: core('IMPORT_UPLOAD_LIST', 'text', column('last_import_id')),
-  OPTED_OUT: core('OPTED_OUT', 'boolean', column('is_opted_out'), { notNull: true }),
-  CONTACT_STATUS: core('CONTACT_STATUS', 'enum', column('contact_status'), { options: enumOptions(['CONTACTABLE', 'OPTED_OUT', 'UNREACHABLE']), notNull: true }),
-  CONTACT_STATUS_UPDATE_DATE: core('CONTACT_STATUS_UPDATE_DATE', 'datetime', column('contact_status_updated_at')),
-  LAST_CHANGED_AT: core('LAST_CHANGED_AT', 'datetime', column('updated_at'), { notNull: true }),
-  POPULATION_MEMBERSHIP: core('POPULATION_MEMBERSHIP', 'membership', (ctx) => sql`(select count(*) from (${populationMembership.ids(ctx)}) as s)`, {
-    membership: populationMembership,
-    notNull: true,
-  }),
+export const SEGMENT_MEMBERSHIP = 'SEGMENT_MEMBERSHIP';
+
+/**
+ * The segments whose saved filter the person matches, evaluated in the same query: a segment's
+ * members are whoever matches it now (src/search/segments.ts compiles them into the context).
+ */
+const segmentMembership: Membership = {
+  ids: (ctx) => {
+    const segments = [...(ctx.segments ?? new Map<string, RawBuilder<SqlBool>>())];
+    if (segments.length === 0) return sql`select cast(null as text) where false`;
+    const rows = sql.join(segments.map(([segmentId, condition]) => sql`(cast(${segmentId} as text), ${condition})`));
+    return sql`select s.segment_id from (values ${rows}) as s(segment_id, matches) where s.matches`;
+  },
+  check: {
+    resource: 'Segment',
+    async existing(db, workspaceId, ids) {
+      if (ids.length === 0) return new Set();
+      const rows = await db.selectFrom('segments').where('workspace_id', '=', workspaceId).where('segment_id', 'in', ids).select('segment_id').execute();
+      return new Set(rows.map((row) => row.segment_id));
+    },
+  },
 };
 
-/** The names each group can compute in a people search; every other reference name is refused as not yet computable. */
+const populationMembershipName = (label: string, meaning: string) =>
+  core(label, 'membership', meaning, (ctx) => sql`(select count(*) from (${populationMembership.ids(ctx)}) as s)`, { membership: populationMembership, notNull: true });
+
+const personNames: Record<string, PropertyDefinition> = {
+  PERSON_ID: core('PERSON_ID', 'text', "the person's id", column('person_id'), { notNull: true }),
+  NAME: core('NAME', 'text', 'first and last name joined by a space, as the Person response gives it', () => sql`nullif(concat_ws(' ', nullif(p.first_name, ''), nullif(p.last_name, '')), '')`, { personalData: true }),
+  FIRST_NAME: core('FIRST_NAME', 'text', 'the first name', column('first_name'), { personalData: true }),
+  LAST_NAME: core('LAST_NAME', 'text', 'the last name', column('last_name'), { personalData: true }),
+  EMAIL: core('EMAIL', 'email', 'the primary email (compared without regard to case)', column('email'), { personalData: true }),
+  PHONE: core('PHONE', 'text', 'the primary phone', column('phone'), { personalData: true }),
+  IMPORT_SOURCE: core('IMPORT_SOURCE', 'text', 'how the person came in by import (CSV_IMPORT for a CSV file)', column('import_source')),
+  IMPORT_DATE: core('IMPORT_DATE', 'datetime', 'when an import last wrote the person', column('imported_at')),
+  IMPORT_UPLOAD_LIST: core('IMPORT_UPLOAD_LIST', 'text', 'the id of the import that last wrote the person', column('last_import_id')),
+  OPTED_OUT: core('OPTED_OUT', 'boolean', 'whether the person opted out', column('is_opted_out'), { notNull: true }),
+  CONTACT_STATUS: core('CONTACT_STATUS', 'enum', 'the contact status', column('contact_status'), { options: enumOptions(['CONTACTABLE', 'OPTED_OUT', 'UNREACHABLE']), notNull: true }),
+  CONTACT_STATUS_UPDATE_DATE: core('CONTACT_STATUS_UPDATE_DATE', 'datetime', 'when the contact status last changed', column('contact_status_updated_at')),
+  LAST_CHANGED_AT: core('LAST_CHANGED_AT', 'datetime', 'when the person was last changed', column('updated_at'), { notNull: true }),
+  POPULATION_MEMBERSHIP: populationMembershipName('POPULATION_MEMBERSHIP', 'the populations the person belongs to (population ids; sorts by their number)'),
+  SEGMENT_MEMBERSHIP: core(
+    SEGMENT_MEMBERSHIP,
+    'membership',
+    "the segments (saved people filters, /segments) whose filter the person matches now (segment ids; sorts by their number)",
+    (ctx) => sql`(select count(*) from (${segmentMembership.ids(ctx)}) as s)`,
+    { membership: segmentMembership, notNull: true },
+  ),
+  PANEL_MEMBERSHIP: populationMembershipName('PANEL_MEMBERSHIP', 'the panels the person belongs to: a panel is a population, so this is POPULATION_MEMBERSHIP under another name'),
+  ...historyNames,
+};
+
+/** The names each group can compute, in every search; every other reference name is refused as not yet computable. */
 export const computableNames: Record<PropertyGroup, Record<string, PropertyDefinition>> = {
   PERSON: personNames,
-  PARTICIPANT: {},
-  INCENTIVE: {},
+  PARTICIPANT: participantNames,
+  INCENTIVE: incentiveNames,
 };
+
+/** A catalogue name's definition: own names only, so "constructor" or "toString" are unknown names, not Object's. */
+export function computableName(group: PropertyGroup, name: string): PropertyDefinition | undefined {
+  return Object.hasOwn(computableNames[group], name) ? computableNames[group][name] : undefined;
+}
 
 export const isReferenceName = (group: PropertyGroup, name: string) => referenceNames[group].includes(name);
 
@@ -116,8 +166,18 @@ const customTypes: Record<PropertyType, ValueType> = {
  * has the expected kind: a malformed stored value reads as empty instead of failing the query.
  */
 function customValue(propertyId: string, propertyType: PropertyType): (ctx: CompileContext) => RawBuilder<unknown> {
-  const raw = sql`(p.properties -> cast(${propertyId} as text))`;
-  const text = sql`(p.properties ->> cast(${propertyId} as text))`;
+  return customValueOf(propertyType, sql`p.properties`, sql`cast(${propertyId} as text)`);
+}
+
+/**
+ * customValue over any `properties` column and key: the query's (`p.properties`, the id bound as
+ * a parameter) or the planner statistics' (src/search/property-statistics.ts: the bare column,
+ * the id as a literal). Once the parameter is bound the two are the same expression, which is
+ * how the planner finds the statistics for a filter.
+ */
+export function customValueOf(propertyType: PropertyType, properties: RawBuilder<unknown>, key: RawBuilder<unknown>): (ctx: CompileContext) => RawBuilder<unknown> {
+  const raw = sql`(${properties} -> ${key})`;
+  const text = sql`(${properties} ->> ${key})`;
   const when = (kind: string, then: RawBuilder<unknown>) => sql`(case when jsonb_typeof(${raw}) = ${sql.lit(kind)} then ${then} end)`;
   switch (propertyType) {
     case 'STRING':

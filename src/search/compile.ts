@@ -1,6 +1,7 @@
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
+import { at, DAY_MS } from './sql.js';
 import { ApiError, badRequest } from '../http/errors.js';
-import { type CompileContext, computableNames, isReferenceName, type Membership, type PropertyDefinition, type ValueType } from './catalogue.js';
+import { type CompileContext, computableName, isReferenceName, type Membership, type PropertyDefinition, type ValueType } from './catalogue.js';
 import type { PropertyGroup } from './names.js';
 import { type Comparison, type Filter, type FilterGroup, MAX_FILTERS, MAX_GROUP_LEVEL, type RootFilter, type Sort } from './schemas.js';
 
@@ -15,34 +16,53 @@ export interface MembershipCheck {
 }
 
 export interface SortKey {
-  /** The key over `people as p`; null sorts last in either direction. */
+  /** The key over the searched rows' aliases; null sorts last in either direction. */
   key: RawBuilder<unknown>;
   /** The SQL type the key has, so a cursor's text form casts back to it exactly. */
   sqlType: string;
   direction: 'ASC' | 'DESC';
   notNull: boolean;
+  /** A key made never null by standing in for null (see orderedNulls): the stand-in's text, which a cursor from before that carried null means. */
+  nullsAs?: string;
 }
 
 export interface CompiledSearch {
   where: Condition | undefined;
   sort: SortKey;
   membershipChecks: MembershipCheck[];
+  /** The groups whose names the filter reads, and those the sort reads: the query joins their rows only then. */
+  filterGroups: Set<PropertyGroup>;
+  sortGroups: Set<PropertyGroup>;
+  /** Whether the filter or sort reads personal data (a segment saving it must say so). */
+  readsPersonalData: boolean;
 }
+
+/** Per group: true when this search can read its names, or the sentence that refuses them. */
+export type GroupAvailability = Record<PropertyGroup, true | string>;
 
 export interface CompileOptions {
   context: CompileContext;
   canReadPersonalData: boolean;
   /** Custom properties of the workspace named by the request, by id. */
   customProperties: Map<string, PropertyDefinition>;
+  groups: GroupAvailability;
+  /** Groups whose row a searched row may lack (an outer join): their names can then be null, whatever their definition says. */
+  optionalGroups?: ReadonlySet<PropertyGroup>;
+  /** The order without a sort: the rows' id, ascending. */
+  defaultSort: SortKey;
 }
 
-const DAY_MS = 86_400_000;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
 const COUNTRY = /^[A-Za-z]{2}$/;
 const EARTH_RADIUS_KM = 6371.0088;
 
-const isGroup = (item: Filter | FilterGroup): item is FilterGroup => 'filters' in item;
+export const isGroup = (item: Filter | FilterGroup): item is FilterGroup => 'filters' in item;
+
+/** Why a reference name is refused, where there is more to say than "not yet". */
+const uncomputableReasons: Record<string, string> = {
+  'PERSON.POPULATION_LIST_MEMBERSHIP': ': it keeps no population lists (filter by POPULATION_MEMBERSHIP, or save a list of people as a segment and use SEGMENT_MEMBERSHIP)',
+};
 
 /** The ids of custom properties a filter or sort may name (propertyId, or a sort's propertyName that is no catalogue name). */
 export function namedPropertyIds(filter: RootFilter | undefined): string[] {
@@ -51,12 +71,12 @@ export function namedPropertyIds(filter: RootFilter | undefined): string[] {
     for (const item of items) {
       if (isGroup(item)) visit(item.filters);
       else if ('propertyId' in item.property) ids.add(item.property.propertyId);
-      else if (item.property.propertyGroup === 'PERSON' && !(item.property.propertyName in computableNames.PERSON)) ids.add(item.property.propertyName);
+      else if (item.property.propertyGroup === 'PERSON' && !computableName('PERSON', item.property.propertyName)) ids.add(item.property.propertyName);
     }
   };
   if (filter) {
     visit(filter.filters);
-    if (filter.sort?.propertyGroup === 'PERSON' && !(filter.sort.propertyName in computableNames.PERSON)) ids.add(filter.sort.propertyName);
+    if (filter.sort?.propertyGroup === 'PERSON' && !computableName('PERSON', filter.sort.propertyName)) ids.add(filter.sort.propertyName);
   }
   return [...ids];
 }
@@ -155,26 +175,36 @@ const read = {
   },
 };
 
-const at = (date: Date) => sql`cast(${date.toISOString()} as timestamptz)`;
 
 /**
- * Validates a RootFilter against the catalogue and compiles it to one condition over `people as
- * p`, with its sort key. Every refusal names the offending part's path from the body's root.
+ * Validates a RootFilter against the catalogue and compiles it to one condition over the searched
+ * rows' aliases (`p` the person, `pt` the participant, `i` the incentive), with its sort key.
+ * Every refusal names the offending part's path from the body's root.
  */
 export function compileRootFilter(filter: RootFilter | undefined, options: CompileOptions): CompiledSearch {
   const { context, canReadPersonalData, customProperties } = options;
   const membershipChecks: MembershipCheck[] = [];
+  const filterGroups = new Set<PropertyGroup>();
+  const sortGroups = new Set<PropertyGroup>();
   let filterCount = 0;
 
-  const resolve = (group: PropertyGroup, name: string, path: Path): PropertyDefinition => {
-    const definition = computableNames[group][name] ?? (group === 'PERSON' ? customProperties.get(name) : undefined);
-    if (definition) return definition;
-    if (isReferenceName(group, name)) throw badRequest(`${group}.${name} cannot be computed by this service yet`, path);
-    throw badRequest(`${name} is not a name of the ${group} property group${group === 'PERSON' ? ' nor the id of a custom person property' : ''}`, path);
+  const resolve = (group: PropertyGroup, name: string, path: Path, used: Set<PropertyGroup>): PropertyDefinition => {
+    const definition = computableName(group, name) ?? (group === 'PERSON' ? customProperties.get(name) : undefined);
+    if (!definition) {
+      if (isReferenceName(group, name)) throw badRequest(`${group}.${name} cannot be computed by this service yet${uncomputableReasons[`${group}.${name}`] ?? ''}`, path);
+      throw badRequest(`${name} is not a name of the ${group} property group${group === 'PERSON' ? ' nor the id of a custom person property' : ''}`, path);
+    }
+    const availability = options.groups[group];
+    if (availability !== true) throw badRequest(availability, path.slice(0, -1).concat('propertyGroup'));
+    used.add(group);
+    return definition;
   };
 
+  let readsPersonalData = false;
   const guard = (definition: PropertyDefinition) => {
-    if (definition.personalData && !canReadPersonalData) throw new ApiError('FORBIDDEN');
+    if (!definition.personalData) return;
+    if (!canReadPersonalData) throw new ApiError('FORBIDDEN');
+    readsPersonalData = true;
   };
 
   const optionNames = (definition: PropertyDefinition, value: unknown, path: Path): string[] =>
@@ -254,7 +284,7 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
       case 'membership': {
         const membership = definition.membership!;
         const given = read.strings(raw, path);
-        given.forEach((id, index) => membershipChecks.push({ membership, id, path: [...path, String(index)] }));
+        if (membership.check) given.forEach((id, index) => membershipChecks.push({ membership, id, path: [...path, String(index)] }));
         const ids = [...new Set(given)];
         const members = membership.ids(context);
         if (comparison === 'HAS_ALL_OF') {
@@ -298,8 +328,9 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
     const definition =
       'propertyId' in ref
         ? customProperties.get(ref.propertyId)
-        : resolve(ref.propertyGroup, ref.propertyName, [...path, 'property', 'propertyName']);
+        : resolve(ref.propertyGroup, ref.propertyName, [...path, 'property', 'propertyName'], filterGroups);
     if (!definition) throw badRequest('No custom person property has this id', [...path, 'property', 'propertyId']);
+    if ('propertyId' in ref) filterGroups.add('PERSON');
     guard(definition);
     const comparison = item.comparison;
     const allowed = comparisonsByType[definition.type];
@@ -323,14 +354,31 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
   };
 
   const where = filter && filter.filters.length > 0 ? compileItems(filter.operator, filter.filters, 0, ['filter']) : undefined;
-  return { where, sort: compileSort(filter?.sort), membershipChecks };
+  const sort = compileSort(filter?.sort);
+  return { where, sort, membershipChecks, filterGroups, sortGroups, readsPersonalData };
 
   function compileSort(sort: Sort | undefined): SortKey {
-    if (!sort) return { key: sql`p.person_id`, sqlType: 'text', direction: 'ASC', notNull: true };
-    const definition = resolve(sort.propertyGroup, sort.propertyName, ['filter', 'sort', 'propertyName']);
+    if (!sort) return options.defaultSort;
+    const definition = resolve(sort.propertyGroup, sort.propertyName, ['filter', 'sort', 'propertyName'], sortGroups);
+    const rowAlwaysThere = !options.optionalGroups?.has(sort.propertyGroup);
     guard(definition);
     const value = definition.value(context);
     const key = definition.type === 'email' ? sql`lower(${value})` : definition.type === 'location' ? sql`(${value} ->> 'country')` : value;
-    return { key, sqlType: sortTypes[definition.type], direction: sort.operator, notNull: definition.notNull ?? false };
+    const sortKey: SortKey = { key, sqlType: sortTypes[definition.type], direction: sort.operator, notNull: (definition.notNull ?? false) && rowAlwaysThere };
+    return sortKey.notNull ? sortKey : orderedNulls(sortKey);
   }
+}
+
+/**
+ * A date-time or number key that may be null sorts by `coalesce(key, -infinity)` descending and
+ * `coalesce(key, infinity)` ascending: the same order (nulls last either way, then the id; no
+ * stored value is infinite, the API admits finite ones only), but a key that is never null. A
+ * keyset page then starts at one row comparison that an index on the same expression answers
+ * as a range, where `key < v or key is null` made every deep page scan from the first row.
+ * Other types (text has no infinity) keep the nullable form.
+ */
+export function orderedNulls(sort: SortKey): SortKey {
+  if (sort.notNull || (sort.sqlType !== 'timestamptz' && sort.sqlType !== 'numeric')) return sort;
+  const nullsAs = sort.direction === 'DESC' ? (sort.sqlType === 'numeric' ? '-Infinity' : '-infinity') : sort.sqlType === 'numeric' ? 'Infinity' : 'infinity';
+  return { ...sort, key: sql`coalesce(${sort.key}, cast(${sql.lit(nullsAs)} as ${sql.raw(sort.sqlType)}))`, notNull: true, nullsAs };
 }

@@ -1,4 +1,5 @@
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, type TProperties, Type } from '@sinclair/typebox';
+import { describePropertyNames } from './names-doc.js';
 import { propertyGroups } from './names.js';
 
 /** Every comparison of the filter language (contract §2); which fit a property depends on its type. */
@@ -40,7 +41,7 @@ export const PropertyRef = Type.Unsafe<Static<typeof NamedProperty> | Static<typ
   $id: 'PropertyRef',
   title: 'PropertyRef',
   description: '`{propertyGroup, propertyName}` for a named property, or `{propertyId}` for a custom person property.',
-  if: { type: 'object', required: ['propertyId'] },
+  if: { type: 'object', required: ['propertyId'], properties: { propertyId: {} } },
   then: CustomProperty,
   else: NamedProperty,
 });
@@ -62,7 +63,7 @@ export interface FilterGroup {
 
 /** A Filter, or a FilterGroup (recognised by its `filters`). */
 const FilterOrGroup = Type.Unsafe<Filter | FilterGroup>({
-  if: { type: 'object', required: ['filters'] },
+  if: { type: 'object', required: ['filters'], properties: { filters: {} } },
   then: { $ref: 'FilterGroup' },
   else: { $ref: 'Filter' },
 });
@@ -109,6 +110,7 @@ export const RootFilter = Type.Object(
   {
     $id: 'RootFilter',
     title: 'RootFilter',
+    description: describePropertyNames(),
     additionalProperties: false,
     examples: [exampleRootFilter],
   },
@@ -116,3 +118,20 @@ export const RootFilter = Type.Object(
 export type RootFilter = Static<typeof RootFilter>;
 
 export const searchSchemas = [PropertyRef, Filter, FilterGroup, Sort, RootFilter];
+
+/** The pageInfo of a search request: keyset cursors, pages of 1–1000 (default 25). */
+export const SearchPageInfo = Type.Object(
+  {
+    startCursor: Type.Optional(Type.String({ minLength: 1, maxLength: 4000, description: 'The endCursor of the previous page of the same query.' })),
+    size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 25, description: 'Items per page, 1–1000.' })),
+  },
+  { additionalProperties: false },
+);
+
+/** The body of a search route: an optional filter, the route's own fields, and paging. */
+export function searchBody<Extra extends TProperties>(extra: Extra, example: Record<string, unknown>) {
+  return Type.Object(
+    { filter: Type.Optional(Type.Ref(RootFilter)), ...extra, pageInfo: Type.Optional(SearchPageInfo) },
+    { additionalProperties: false, examples: [{ filter: exampleRootFilter, ...example, pageInfo: { size: 25 } }] },
+  );
+}

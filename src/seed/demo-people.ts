@@ -41,6 +41,7 @@ const BATCH_SIZE = 500;
  * populations: the first population holds most people, the second a fifth of them, and only
  * its members carry the values of the properties of its group. Inserted set-based, in batches
  * of multi-row inserts inside one transaction (a request per person would take minutes).
+ * Returns the number made and the contactable ones (neither opted out nor unreachable), in order.
  */
 export async function seedDemoPeople(db: Kysely<DB>, clock: Clock, workspaceId: string, populationIds: readonly string[], betaPropertyIds: ReadonlySet<string>, count = 3000) {
   const random = seededRandom(20261123);
@@ -49,6 +50,7 @@ export async function seedDemoPeople(db: Kysely<DB>, clock: Clock, workspaceId: 
   const people: Insertable<PeopleTable>[] = [];
   const claims: Insertable<PersonUniqueValuesTable>[] = [];
   const members: Insertable<PopulationMembersTable>[] = [];
+  const contactable: { personId: string; email: string }[] = [];
 
   for (let index = 0; index < count; index++) {
     const personId = newId(idPrefixes.person);
@@ -94,10 +96,11 @@ export async function seedDemoPeople(db: Kysely<DB>, clock: Clock, workspaceId: 
     const isOptedOut = random.chance(0.05);
     const unreachable = !isOptedOut && random.chance(0.02);
     const createdAt = new Date(at.getTime() - (count - index) * 60_000).toISOString();
+    const email = `${firstName}.${lastName}.${index}@demo.example`.toLowerCase();
     people.push({
       workspace_id: workspaceId,
       person_id: personId,
-      email: `${firstName}.${lastName}.${index}@demo.example`.toLowerCase(),
+      email,
       first_name: firstName,
       last_name: lastName,
       phone: random.chance(0.6) ? `+44 7700 ${String(900000 + index).slice(-6)}` : null,
@@ -115,6 +118,7 @@ export async function seedDemoPeople(db: Kysely<DB>, clock: Clock, workspaceId: 
       deleted_at: null,
       purged_at: null,
     });
+    if (!isOptedOut && !unreachable) contactable.push({ personId, email });
     if (inMain && populationIds[0]) members.push({ workspace_id: workspaceId, population_id: populationIds[0], person_id: personId, added_at: createdAt });
     if (inBeta && populationIds[1]) members.push({ workspace_id: workspaceId, population_id: populationIds[1], person_id: personId, added_at: createdAt });
   }
@@ -124,5 +128,5 @@ export async function seedDemoPeople(db: Kysely<DB>, clock: Clock, workspaceId: 
     for (let start = 0; start < claims.length; start += BATCH_SIZE) await transaction.insertInto('person_unique_values').values(claims.slice(start, start + BATCH_SIZE)).execute();
     for (let start = 0; start < members.length; start += BATCH_SIZE) await transaction.insertInto('population_members').values(members.slice(start, start + BATCH_SIZE)).execute();
   });
-  return { peopleCount: people.length };
+  return { peopleCount: people.length, contactable };
 }

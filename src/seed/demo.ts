@@ -1,12 +1,17 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
-import type { DB, StudyStatus, StudyType, UserRole } from '../db/schema.js';
+import type { DB, StudyType, UserRole } from '../db/schema.js';
 import { allRoles } from '../http/rights.js';
 import * as studies from '../families/studies/service.js';
 import * as populations from '../families/populations/service.js';
 import * as properties from '../families/properties/service.js';
 import { createToken, createUser, createWorkspace } from '../families/workspaces/service.js';
 import { studyStatuses, studyTypes } from '../families/studies/schemas.js';
+import * as segments from '../families/segments/service.js';
+import * as signups from '../families/signups/service.js';
+import { IncentiveProviders } from '../providers/index.js';
+import { groupSessionTiming, seedDemoIncentives } from './demo-incentives.js';
+import { type DemoParticipant, seedStudyParticipants } from './demo-participants.js';
 import { seedDemoPeople } from './demo-people.js';
 
 const teamsByRole: Partial<Record<UserRole, string[]>> = {
@@ -23,20 +28,19 @@ const studyNames: Record<StudyType, string> = {
   GROUP_INTERVIEW: 'Small-business owners focus group',
 };
 
-/** How a study reaches each status through the service's own moves. */
-const pathTo: Record<StudyStatus, ('launch' | 'PAUSED' | 'CLOSED')[]> = {
-  DRAFT: [],
-  ACTIVE: ['launch'],
-  PAUSED: ['launch', 'PAUSED'],
-  CLOSED: ['launch', 'CLOSED'],
-};
-
 /**
  * A workspace full of realistic data to explore: a user of every role in teams, populations,
- * person properties of every type in two groups, and studies of every type in every status
- * (with screeners, owners and a template), all made through the same services the API uses.
+ * person properties of every type in two groups, studies of every type in every status (with
+ * screeners, owners and a template), participants in every status, approval status and screener
+ * state (the closed studies hold a year of completions and no-shows: the participation history
+ * the derived search names read), incentives in every status, a signup form with reviewed
+ * submissions, and two segments, all made through the same services the API uses.
+ *
+ * Incentives are ordered from `providers`: the sandbox unless a caller passes its own (the tests
+ * pass the test service's sandbox), never the INCENTIVE_PROVIDER configured, so that a demo pays
+ * no one. The sandbox keeps its orders in memory only.
  */
-export async function seedDemo(db: Kysely<DB>, clock: Clock) {
+export async function seedDemo(db: Kysely<DB>, clock: Clock, providers: IncentiveProviders = new IncentiveProviders('sandbox')) {
   const admin = await createWorkspace(db, { name: 'Demo Research', email: 'admin@demo.example', fullName: 'Dana Admin' }, clock.now());
   const { workspaceId } = admin;
   const users: Record<string, string> = { SUPER_ADMIN: admin.userId };
@@ -95,10 +99,13 @@ export async function seedDemo(db: Kysely<DB>, clock: Clock) {
   ).results;
   const propertyIds = [...profileProperties, ...betaProperties].map((result) => result.personProperty.propertyId);
   const betaPropertyIds = new Set(betaProperties.map((result) => result.personProperty.propertyId));
-  const { peopleCount } = await seedDemoPeople(db, clock, workspaceId, populationIds, betaPropertyIds);
+  const { contactable } = await seedDemoPeople(db, clock, workspaceId, populationIds, betaPropertyIds);
+  const contactablePersonIds = contactable.map((person) => person.personId);
+  const timing = { now: clock.now(), groupSessionAt: groupSessionTiming(clock.now()).sessionAt };
 
   const context: studies.CallContext = { db, clock, workspaceId, userId: users.RESEARCHER!, canReadScreeners: true, canReadPersonalData: true };
   const studyIds: string[] = [];
+  const demoParticipants: DemoParticipant[] = [];
   for (const studyType of studyTypes) {
     for (const status of studyStatuses) {
       const { studyId } = await studies.createStudy(context, {
@@ -129,14 +136,59 @@ export async function seedDemo(db: Kysely<DB>, clock: Clock) {
           ],
         });
       }
-      for (const move of pathTo[status]) {
-        if (move === 'launch') await studies.launchStudy(context, studyId);
-        else await studies.setStudyStatus(context, studyId, move);
-      }
+      // Participants join while the study is DRAFT or ACTIVE (invitations and screeners need it
+      // ACTIVE; a closed study takes no one): the study is paused or closed after.
+      if (status !== 'DRAFT') await studies.launchStudy(context, studyId);
+      demoParticipants.push(...(await seedStudyParticipants(context, { studyId, studyType, status }, contactablePersonIds, timing)));
+      if (status === 'PAUSED' || status === 'CLOSED') await studies.setStudyStatus(context, studyId, status);
       studyIds.push(studyId);
     }
   }
   const template = await studies.createTemplate(context, { studyId: studyIds[studyTypes.indexOf('INTERVIEWS') * studyStatuses.length]!, name: '45-minute interview' });
+  const incentiveIds = await seedDemoIncentives(db, clock, providers, { workspaceId, userId: users.RESEARCHER! }, demoParticipants);
+
+  // A signup form for the beta programme, with submissions from new people and one from the panel.
+  const opsContext = { db, clock, workspaceId, userId: users.OPS_MANAGER!, canReadPersonalData: true };
+  const form = await signups.createForm(opsContext, { name: 'Join the beta programme', populationId: populationIds[1]! });
+  const propertyNamed = (name: string) => [...profileProperties, ...betaProperties].find((result) => result.personProperty.name === name)!.personProperty.propertyId;
+  const submissionIds: string[] = [];
+  for (const body of [
+    { email: 'olivia.newman@signup.demo.example', firstName: 'Olivia', lastName: 'Newman', referralCode: 'SPRING-NEWSLETTER', properties: { [propertyNamed('Shopping frequency')]: 'Weekly' } },
+    { email: 'sam.lee@signup.demo.example', firstName: 'Sam', lastName: 'Lee', referralCode: 'SPRING-NEWSLETTER' },
+    { email: 'priya.shah@signup.demo.example', firstName: 'Priya', referralCode: 'FRIEND-ADA', properties: { [propertyNamed('Beta cohort')]: 'Gamma' } },
+    { email: 'noah.brown@signup.demo.example', firstName: 'Noah', lastName: 'Brown' },
+    { email: contactable[0]!.email, referralCode: 'IN-APP-BANNER' },
+  ]) {
+    submissionIds.push((await signups.submitForm({ db, clock }, form.signupFormId, body)).submissionId);
+  }
+  await signups.reviewSubmission(opsContext, form.signupFormId, submissionIds[0]!, { approvalStatus: 'APPROVED' });
+  await signups.reviewSubmission(opsContext, form.signupFormId, submissionIds[3]!, { approvalStatus: 'REJECTED' });
+
+  const segmentIds: string[] = [];
+  for (const body of [
+    {
+      name: 'Weekly shoppers',
+      description: 'Shop with us every week',
+      filter: { operator: 'AND' as const, filters: [{ property: { propertyId: propertyNamed('Shopping frequency') }, comparison: 'IS_ANY_OF' as const, value: ['Weekly'] }] },
+    },
+    {
+      name: 'Engaged this quarter',
+      description: 'Completed an interview in the last 90 days',
+      filter: {
+        operator: 'AND' as const,
+        filters: [{ property: { propertyGroup: 'PERSON' as const, propertyName: 'TOTAL_NUMBER_OF_INTERVIEWS_COMPLETED_L90' }, comparison: 'GREATER_THAN_OR_EQUAL' as const, value: 1 }],
+      },
+    },
+  ]) {
+    segmentIds.push((await segments.createSegment(opsContext, body)).segmentId);
+  }
+
+  // The demo people and the new people of the signup form.
+  const { peopleCount } = await db
+    .selectFrom('people')
+    .where('workspace_id', '=', workspaceId)
+    .select((eb) => eb.fn.countAll<string>().as('peopleCount'))
+    .executeTakeFirstOrThrow();
 
   return {
     workspaceId,
@@ -145,9 +197,14 @@ export async function seedDemo(db: Kysely<DB>, clock: Clock) {
     users,
     populationIds,
     propertyIds,
-    peopleCount,
+    peopleCount: Number(peopleCount),
     propertyGroupIds: [profile.propertyGroupId, beta.propertyGroupId],
     studyIds,
     studyTemplateId: template.studyTemplateId,
+    participantCount: demoParticipants.length,
+    incentiveIds,
+    signupFormId: form.signupFormId,
+    submissionIds,
+    segmentIds,
   };
 }

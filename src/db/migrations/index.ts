@@ -5,6 +5,14 @@ import * as jobs from './20261123000100_jobs.js';
 import * as people from './20261123000200_people.js';
 import * as imports from './20261123000400_imports.js';
 import * as search from './20261123000500_search.js';
+import * as participants from './20261123001000_participants.js';
+import * as signups from './20261123003000_signups.js';
+import * as segments from './20261123004000_segments.js';
+import * as incentives from './20261123005000_incentives.js';
+import * as importChunkStorage from './20261123007100_import_chunk_storage.js';
+import * as incentiveVoidPurpose from './20261124001000_incentive_void_purpose.js';
+import * as searchPaths from './20261124002000_search_paths.js';
+import * as propertyStatistics from './20261124002100_property_statistics.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +22,12 @@ export const migrations: Record<string, Migration> = {
   '20261123000200_people': people,
   '20261123000400_imports': imports,
   '20261123000500_search': search,
+  '20261123001000_participants': participants,
+  '20261123003000_signups': signups,
+  '20261123004000_segments': segments,
+  '20261123005000_incentives': incentives,
+  '20261123007100_import_chunk_storage': importChunkStorage,
+  '20261124001000_incentive_void_purpose': incentiveVoidPurpose,
+  '20261124002000_search_paths': searchPaths,
+  '20261124002100_property_statistics': propertyStatistics,
 };

@@ -93,10 +93,19 @@ function cellValue(property: CatalogueProperty, text: string): { ok: true; value
   }
 }
 
+/** Each select property's option names by their lower case, made once per catalogue entry rather than once per cell. */
+const optionsByKey = new WeakMap<CatalogueProperty, Map<string, string>>();
+
 /** Option names match case-insensitively in a file; the stored value is the option's own name. */
 function optionName(property: CatalogueProperty, text: string): string {
-  const key = text.toLowerCase();
-  return property.optionNames.find((name) => name.toLowerCase() === key) ?? text;
+  let options = optionsByKey.get(property);
+  if (options === undefined) {
+    options = new Map();
+    // The first of two names equal but for case wins, as a search in order would find it.
+    for (const name of property.optionNames) if (!options.has(name.toLowerCase())) options.set(name.toLowerCase(), name);
+    optionsByKey.set(property, options);
+  }
+  return options.get(text.toLowerCase()) ?? text;
 }
 
 /** Checks one data row (its cells in header order). Messages name columns, never cell values. */

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createTenant, startTestService, type Tenant, type TestService, uniqueEmail } from '../../../test/harness.js';
-import { createPerson } from '../../../test/people-factory.js';
+import { createPerson, createPopulation, createProperties } from '../../../test/people-factory.js';
 import { JobRunner } from '../../jobs/runner.js';
 import { closeAbandonedImports } from '../people/purge.js';
 import { importJobHandler, type ImportJobOptions } from './job.js';
@@ -14,11 +14,11 @@ beforeAll(async () => {
 afterAll(async () => service.stop());
 
 /**
- * On PostgreSQL every test file's service shares one database. So that no other file's runner
- * picks up (and finishes) an import these tests hold half-done, their clock is set far past every
- * other file's (imports are enqueued due at the clock's now); and so that this file purges no
- * other file's deleted people, its jobs run on runners of the import queue alone (the service's
- * own handler, as another instance would run it) rather than through jobs/run.
+ * The jobs run on runners of the import queue alone (the service's own handler, as another
+ * instance would run it), drained for the test's own workspace: on PostgreSQL every test file's
+ * service shares one database, and only runs of a workspace (or of every workspace, which no test
+ * on that database makes) claim its jobs, so no other file's runner picks up an import these tests
+ * hold half-done.
  */
 async function setClock(at: Date) {
   const response = await call(service, 'POST', '/test-helpers/clock', { body: { now: at.toISOString() } });
@@ -32,6 +32,8 @@ function importRunner(options: ImportJobOptions = {}) {
   runner.register(importJobHandler(service.deps.db, service.deps.clock, options));
   return runner;
 }
+
+const own = (tenant: Tenant) => ({ workspaceId: tenant.workspaceId });
 
 const jobOf = (importId: string) =>
   service.deps.db
@@ -51,7 +53,7 @@ async function duplicateEmails(tenant: Tenant) {
 
 describe('the import job', () => {
   it('resumes after a crash between batches: every row once, none lost, no duplicates', async () => {
-    const start = new Date('9000-01-01T00:00:00.000Z');
+    const start = new Date('2026-12-01T00:00:00.000Z');
     await setClock(start);
     const tenant = await createTenant(service);
     const existing = await createPerson(service, tenant, { firstName: 'Before' });
@@ -65,8 +67,8 @@ describe('the import job', () => {
     const crashing = importRunner({ batchSize: 10, afterBatch: (id, batch) => {
       if (id === importId && batch === 2) throw new Error('simulated crash after the second batch');
     } });
-    const first = await crashing.runDue();
-    expect(first.jobs.filter((run) => run.workspaceId === tenant.workspaceId)).toMatchObject([{ outcome: 'retrying', error: 'simulated crash after the second batch' }]);
+    const first = await crashing.runDue(own(tenant));
+    expect(first.jobs).toMatchObject([{ outcome: 'retrying', error: 'simulated crash after the second batch' }]);
     expect(await readImport(service, tenant, importId)).toEqual({
       importId,
       status: 'RUNNING',
@@ -83,7 +85,7 @@ describe('the import job', () => {
 
     // The retry's backoff has passed: another runner picks the import up where it stopped.
     await setClock(later(start, 3600));
-    await importRunner().runDue();
+    await importRunner().runDue(own(tenant));
     expect(await readImport(service, tenant, importId)).toEqual({
       importId,
       status: 'COMPLETED',
@@ -104,8 +106,68 @@ describe('the import job', () => {
     expect(await chunkCount(importId)).toBe(0);
   });
 
+  it('resumes an import of a unique property after a crash: each value claimed once, into the population, taken values refused by row', async () => {
+    const start = new Date('2026-12-05T00:00:00.000Z');
+    await setClock(start);
+    const tenant = await createTenant(service);
+    const { Code } = await createProperties(service, tenant, [{ name: 'Code', propertyType: 'STRING', isUnique: true }]);
+    const populationId = await createPopulation(service, tenant);
+    const existing = await createPerson(service, tenant, { firstName: 'Before', properties: { [Code!]: 'OLD-1' } });
+    const holder = await createPerson(service, tenant, { properties: { [Code!]: 'HELD' } });
+    const emails = Array.from({ length: 30 }, (_, index) => uniqueEmail(`code${index + 1}`));
+    const codes = emails.map((_, index) => `C-${index + 1}`);
+    emails[1] = existing.email.toUpperCase();
+    codes[8] = 'HELD';
+    // Row 22 asks for row 3's value (claimed in an earlier batch, before the crash); row 27 gives
+    // row 5's person a new value, which frees the old one.
+    codes[21] = codes[2]!;
+    emails[26] = emails[4]!;
+    const rows = emails.map((email, index) => [email, `Name ${index + 1}`, codes[index]!]);
+    const importId = await startImport(service, tenant, csvOf([['email', 'firstName', 'Code'], ...rows]), { populationId });
+
+    const crashing = importRunner({ batchSize: 5, afterBatch: (_id, batch) => {
+      if (batch === 3) throw new Error('simulated crash after the third batch');
+    } });
+    expect((await crashing.runDue(own(tenant))).jobs).toMatchObject([{ outcome: 'retrying' }]);
+    expect(await readImport(service, tenant, importId)).toMatchObject({ status: 'RUNNING', rowsTotal: 15, rowsImported: 14, rowsFailed: 1 });
+
+    await setClock(later(start, 3600));
+    await importRunner({ batchSize: 5 }).runDue(own(tenant));
+    const taken = 'Code: another person already has this value of a unique property';
+    expect(await readImport(service, tenant, importId)).toEqual({
+      importId,
+      status: 'COMPLETED',
+      rowsTotal: 30,
+      rowsImported: 28,
+      rowsFailed: 2,
+      errors: [{ row: 9, message: taken }, { row: 22, message: taken }],
+    });
+    const people = await peopleByEmail(service, tenant.workspaceId);
+    // The two people made before, and the 26 new people of rows 1-30 (row 2 updated the existing
+    // one, rows 9 and 22 were refused, row 27 repeated row 5's email).
+    expect(people.size).toBe(28);
+    expect(await duplicateEmails(tenant)).toEqual([]);
+    expect(people.get(existing.email.toLowerCase())).toMatchObject({ person_id: existing.personId, first_name: 'Name 2', properties: { [Code!]: 'C-2' } });
+    expect(people.get(emails[4]!)).toMatchObject({ first_name: 'Name 27', properties: { [Code!]: 'C-27' } });
+    expect(people.has(emails[8]!)).toBe(false);
+
+    const claims = await service.deps.db.selectFrom('person_unique_values').select(['value_key', 'person_id']).where('workspace_id', '=', tenant.workspaceId).execute();
+    const holderOf = new Map(claims.map((claim) => [claim.value_key, claim.person_id]));
+    // Every live person's value is claimed by them, and nothing else is claimed.
+    const expected = new Map([...people.values()].map((person) => [String((person.properties as Record<string, unknown>)[Code!]), person.person_id]));
+    expect(holderOf).toEqual(expected);
+    expect(holderOf.get('HELD')).toBe(holder.personId);
+    expect(holderOf.has('OLD-1')).toBe(false);
+    expect(holderOf.has('C-5')).toBe(false);
+
+    // Every person a row went into, new or existing, joined the population, once.
+    const members = await service.deps.db.selectFrom('population_members').select('person_id').where('workspace_id', '=', tenant.workspaceId).where('population_id', '=', populationId).execute();
+    expect(new Set(members.map((member) => member.person_id))).toEqual(new Set([...people.values()].filter((person) => person.person_id !== holder.personId).map((person) => person.person_id)));
+    expect(members).toHaveLength(27);
+  });
+
   it('reads FAILED once its job runs out of attempts, keeping the rows it committed', async () => {
-    let now = new Date('9001-01-01T00:00:00.000Z');
+    let now = new Date('2026-12-02T00:00:00.000Z');
     await setClock(now);
     const tenant = await createTenant(service);
     const rows = Array.from({ length: 40 }, (_, index) => [uniqueEmail(`fail${index + 1}`)]);
@@ -115,8 +177,8 @@ describe('the import job', () => {
     } });
     const outcomes: string[] = [];
     for (let attempt = 1; attempt <= 5; attempt++) {
-      const report = await failing.runDue();
-      outcomes.push(...report.jobs.filter((run) => run.workspaceId === tenant.workspaceId).map((run) => run.outcome));
+      const report = await failing.runDue(own(tenant));
+      outcomes.push(...report.jobs.map((run) => run.outcome));
       // Past the backoff (30 s, doubling), so the next drain retries.
       now = later(now, 3600);
       await setClock(now);
@@ -127,12 +189,12 @@ describe('the import job', () => {
     expect(await chunkCount(importId)).toBe(0);
     expect((await peopleByEmail(service, tenant.workspaceId)).size).toBe(25);
     // Nothing runs it again.
-    expect((await importRunner().runDue()).jobs.filter((run) => run.workspaceId === tenant.workspaceId)).toEqual([]);
+    expect((await importRunner().runDue(own(tenant))).jobs).toEqual([]);
     expect((await readImport(service, tenant, importId)).status).toBe('FAILED');
   });
 
   it('reads FAILED when the runner dies on the last attempt, and a late wake-up writes nothing', async () => {
-    const start = new Date('9002-01-01T00:00:00.000Z');
+    const start = new Date('2026-12-03T00:00:00.000Z');
     await setClock(start);
     const tenant = await createTenant(service);
     const rows = Array.from({ length: 20 }, (_, index) => [uniqueEmail(`stall${index + 1}`)]);
@@ -149,30 +211,67 @@ describe('the import job', () => {
       reached();
       await wakeUp;
     } });
-    const stalledDrain = stalling.runDue();
+    const stalledDrain = stalling.runDue(own(tenant));
     await atFirstBatch;
     expect(await readImport(service, tenant, importId)).toMatchObject({ status: 'RUNNING', rowsImported: 5 });
 
     // The lease (60 s) lapses with no attempts left: the next drain fails the job, and the
     // recurring sweep closes the import and drops its stored file.
     await setClock(later(start, 120));
-    await importRunner().runDue();
+    await importRunner().runDue(own(tenant));
     expect(await jobOf(importId)).toMatchObject({ state: 'failed', attempts: 1 });
     expect(await readImport(service, tenant, importId)).toEqual({ importId, status: 'FAILED', rowsTotal: 5, rowsImported: 5, rowsFailed: 0, errors: [] });
     expect(await chunkCount(importId)).toBe(1);
-    expect(await closeAbandonedImports(service.deps.db)).toBeGreaterThanOrEqual(1);
+    expect(await closeAbandonedImports(service.deps.db, own(tenant))).toBe(1);
     expect(await chunkCount(importId)).toBe(0);
     expect(await service.deps.db.selectFrom('imports').select('status').where('import_id', '=', importId).executeTakeFirstOrThrow()).toEqual({ status: 'FAILED' });
 
     stalled();
     const report = await stalledDrain;
-    expect(report.jobs.filter((run) => run.workspaceId === tenant.workspaceId)).toMatchObject([{ outcome: 'lease-lost' }]);
+    expect(report.jobs).toMatchObject([{ outcome: 'lease-lost' }]);
     expect((await peopleByEmail(service, tenant.workspaceId)).size).toBe(5);
     expect(await readImport(service, tenant, importId)).toMatchObject({ status: 'FAILED', rowsImported: 5 });
   });
 
+  it('counts the row where the file breaks once when a stalled run wakes up after a takeover', async () => {
+    const start = new Date('2026-12-06T00:00:00.000Z');
+    await setClock(start);
+    const tenant = await createTenant(service);
+    const [first, second] = [uniqueEmail('broken1'), uniqueEmail('broken2')];
+    const importId = await startImport(service, tenant, `email,firstName\n${first},One\n${second},Two\n${uniqueEmail('broken3')},"Three\n`);
+
+    let wake!: () => void;
+    let reached!: () => void;
+    const atLastBatch = new Promise<void>((resolve) => (reached = resolve));
+    const wakeUp = new Promise<void>((resolve) => (wake = resolve));
+    // The two good rows are one batch; the run stalls after committing it, before it records the broken row.
+    const stalling = importRunner({ batchSize: 5, afterBatch: async () => {
+      reached();
+      await wakeUp;
+    } });
+    const stalledDrain = stalling.runDue(own(tenant));
+    await atLastBatch;
+
+    await setClock(later(start, 120));
+    await importRunner({}).runDue(own(tenant));
+    const failed = {
+      importId,
+      status: 'FAILED',
+      rowsTotal: 3,
+      rowsImported: 2,
+      rowsFailed: 1,
+      errors: [{ row: 3, message: 'The file is not valid CSV from this row on; the import stopped here' }],
+    };
+    expect(await readImport(service, tenant, importId)).toEqual(failed);
+
+    wake();
+    const report = await stalledDrain;
+    expect(report.jobs).toMatchObject([{ outcome: 'lease-lost' }]);
+    expect(await readImport(service, tenant, importId)).toEqual(failed);
+  });
+
   it('lets another runner take over a stalled run, which then stops without writing', async () => {
-    const start = new Date('9003-01-01T00:00:00.000Z');
+    const start = new Date('2026-12-04T00:00:00.000Z');
     await setClock(start);
     const tenant = await createTenant(service);
     const rows = Array.from({ length: 12 }, (_, index) => [uniqueEmail(`takeover${index + 1}`), `First ${index + 1}`]);
@@ -187,11 +286,11 @@ describe('the import job', () => {
       reached();
       await wakeUp;
     } });
-    const stalledDrain = stalling.runDue();
+    const stalledDrain = stalling.runDue(own(tenant));
     await atFirstBatch;
 
     await setClock(later(start, 120));
-    await importRunner().runDue();
+    await importRunner().runDue(own(tenant));
     expect(await readImport(service, tenant, importId)).toMatchObject({ status: 'COMPLETED', rowsTotal: 12, rowsImported: 12 });
     expect(await jobOf(importId)).toMatchObject({ state: 'completed', attempts: 2 });
 

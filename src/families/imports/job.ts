@@ -9,14 +9,17 @@ import { loadPropertyCatalogue, type PropertyCatalogue, uniqueValueKey } from '.
 import { checkRow, type Column, type ImportedRow, resolveHeader } from './columns.js';
 import * as queries from './queries.js';
 import { IMPORT_ERRORS_KEPT_MAX } from './queries.js';
-import { IMPORT_QUEUE } from './service.js';
+import { IMPORT_BATCH_ROWS, IMPORT_QUEUE } from './service.js';
+
+/** The parser is fed stored chunks in slices of this size. */
+const PARSE_SLICE_BYTES = 64 * 1024;
 
 export interface ImportPayload {
   importId: string;
 }
 
 export interface ImportJobOptions {
-  /** Rows per committed batch (default 1000). */
+  /** Rows per committed batch (default IMPORT_BATCH_ROWS). */
   batchSize?: number;
   /**
    * Called after each committed batch (1-based). Tests make it throw to stop an import midway,
@@ -46,7 +49,7 @@ interface RowOutcome {
  * transaction makes a stale run that wakes up late stop instead of writing twice.
  */
 export function importJobHandler(db: Kysely<DB>, clock: Clock, options: ImportJobOptions = {}): JobHandler<ImportPayload> {
-  const batchSize = options.batchSize ?? 1000;
+  const batchSize = options.batchSize ?? IMPORT_BATCH_ROWS;
   return {
     queue: IMPORT_QUEUE,
     async run(job) {
@@ -110,6 +113,8 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
   // One batch commits while the next is parsed: batches still commit one after another, in order,
   // each from the offset the previous one left.
   let inFlight: Promise<void> = Promise.resolve();
+  let written = 0;
+  let analyzeAt = batchSize;
   const commit = async () => {
     if (batch.length === 0) return;
     const rows = batch;
@@ -120,7 +125,12 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
     const previous = inFlight;
     inFlight = (async () => {
       await previous;
+      if (columns?.some((column) => column.kind === 'property' && column.property.isUnique) && written >= analyzeAt) {
+        await refreshStatistics(db);
+        analyzeAt = written * 2;
+      }
       await commitBatch(db, clock, batchContext, rows, from, next);
+      written += rows.length;
       batches++;
       await afterBatch?.(importId, batches);
       job.signal.throwIfAborted();
@@ -150,21 +160,44 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
 
   let broken = false;
   try {
-    // One stored chunk at a time: memory stays flat in the file's size.
-    for (let index = 0; index <= started.chunk_count && !broken; index++) {
-      let data: Buffer | undefined;
-      if (index < started.chunk_count) {
-        const stored = await queries.readChunk(db, workspaceId, importId, index);
+    // One stored chunk at a time (memory stays flat in the file's size), the next one read while
+    // this one is parsed and its batches commit. The parser gets a chunk in slices, and its
+    // records are taken after each: a whole chunk's records at once would all live long enough
+    // to be promoted to the old generation of the heap, which then grows before it is collected.
+    const readStored = (index: number) => {
+      const reading = queries.readChunk(db, workspaceId, importId, index).then((stored) => {
         if (!stored) throw new Error(`Chunk ${index} of import ${importId} is missing`);
-        data = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
+        return Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
+      });
+      // Awaited in the loop below; a run that stops before then must not leave it unhandled.
+      reading.catch(() => {});
+      return reading;
+    };
+    let reading = started.chunk_count > 0 ? readStored(0) : undefined;
+    for (let index = 0; index <= started.chunk_count && !broken; index++) {
+      const slices: (Buffer | undefined)[] = [];
+      if (reading) {
+        const data = await reading;
+        reading = index + 1 < started.chunk_count ? readStored(index + 1) : undefined;
+        for (let start = 0; start < data.length; start += PARSE_SLICE_BYTES) slices.push(data.subarray(start, start + PARSE_SLICE_BYTES));
+      } else {
+        slices.push(undefined);
       }
-      try {
-        await feed(data);
-      } catch (error) {
-        if (!(error instanceof CsvError)) throw error;
-        broken = true;
+      for (const slice of slices) {
+        try {
+          await feed(slice);
+        } catch (error) {
+          if (!(error instanceof CsvError)) throw error;
+          broken = true;
+        }
+        await take();
+        if (broken) break;
+        // Parsing settles through callbacks and promises alone, which never let the event loop
+        // read a socket: the database's answers to the batch in flight would wait for a whole
+        // chunk's parsing, and the database with them. A turn of the loop per slice lets the
+        // batch's next statement go out as soon as its last one is done.
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
-      await take();
     }
   } catch (error) {
     // No commit of this run may land after it has given up: the next run starts from what is committed.
@@ -175,23 +208,72 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
   await inFlight;
   if (broken) {
     // The file itself is broken here: what came before went in; the rest cannot be read reliably.
-    await recordError(db, workspaceId, importId, dataRows + 1, 'The file is not valid CSV from this row on; the import stopped here');
+    await recordError(db, clock, batchContext, offset, dataRows + 1, 'The file is not valid CSV from this row on; the import stopped here');
     await queries.finishImport(db, workspaceId, importId, 'FAILED', clock.now().toISOString(), dataRows + 1);
     return { importId, status: 'FAILED', rows: dataRows + 1 };
   }
   await queries.finishImport(db, workspaceId, importId, 'COMPLETED', clock.now().toISOString(), dataRows);
+  // The searches plan by the people table's statistics (the custom properties' among them):
+  // take them afresh after a bulk change, as the embedded store never does by itself.
+  await sql`analyze people`.execute(db);
   return { importId, status: 'COMPLETED', rows: dataRows };
 }
 
-async function recordError(db: Kysely<DB>, workspaceId: string, importId: string, rowNumber: number, message: string) {
+/**
+ * Takes fresh planner statistics of the tables an import with unique properties looks people and
+ * claims up in, as the import grows them: after the first batch, then each time this run has
+ * doubled what it wrote (a handful of times in a million rows; the two columns that matter only).
+ * Without them, or with statistics from before this workspace's rows went in, the planner judges
+ * this workspace's rows too few to matter and may read them all through another index for each of
+ * a batch's emails: the import then slows quadratically. Autovacuum would come too late for an
+ * import, and the embedded store has none.
+ */
+async function refreshStatistics(db: Kysely<DB>) {
+  await sql`analyze people (workspace_id, deleted_at)`.execute(db);
+  await sql`analyze person_unique_values (workspace_id)`.execute(db);
+}
+
+/**
+ * The fence of every write of a run, taken first in its transaction and under the import row's
+ * lock: only the run at the committed offset writes, and only while its job still runs this
+ * attempt (a run whose lease lapsed, and was taken over or failed meanwhile, stops here instead of
+ * writing after its successor). Answers the import's count of kept errors.
+ */
+async function fence(transaction: Kysely<DB>, context: Pick<BatchContext, 'workspaceId' | 'importId' | 'attempt'>, expectedOffset: number, now: string) {
+  const guard = await transaction
+    .updateTable('imports')
+    .set({ updated_at: now })
+    .where('workspace_id', '=', context.workspaceId)
+    .where('import_id', '=', context.importId)
+    .where('rows_committed', '=', expectedOffset)
+    .where('status', '=', 'RUNNING')
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('jobs')
+          .whereRef('jobs.workspace_id', '=', 'imports.workspace_id')
+          .whereRef('jobs.job_id', '=', 'imports.job_id')
+          .where('jobs.state', '=', 'running')
+          .where('jobs.attempts', '=', context.attempt)
+          .select('jobs.job_id'),
+      ),
+    )
+    .returning('error_count')
+    .executeTakeFirst();
+  if (!guard) throw new ImportSuperseded();
+  return guard;
+}
+
+/** Records the row where the file stops being CSV, under the same fence as the batches: a stale run counts it no second time. */
+async function recordError(db: Kysely<DB>, clock: Clock, context: Pick<BatchContext, 'workspaceId' | 'importId' | 'attempt'>, committedOffset: number, rowNumber: number, message: string) {
+  const { workspaceId, importId } = context;
   await inTransaction(db, async (transaction) => {
-    const { error_count: kept } = await transaction
+    const { error_count: kept } = await fence(transaction, context, committedOffset, clock.now().toISOString());
+    await transaction
       .updateTable('imports')
       .set((eb) => ({ rows_failed: eb('rows_failed', '+', 1) }))
       .where('workspace_id', '=', workspaceId)
       .where('import_id', '=', importId)
-      .returning('error_count')
-      .executeTakeFirstOrThrow();
+      .execute();
     if (kept < IMPORT_ERRORS_KEPT_MAX) {
       await transaction.updateTable('imports').set((eb) => ({ error_count: eb('error_count', '+', 1) })).where('workspace_id', '=', workspaceId).where('import_id', '=', importId).execute();
       await transaction.insertInto('import_errors').values({ workspace_id: workspaceId, import_id: importId, row_number: rowNumber, message }).onConflict((oc) => oc.doNothing()).execute();
@@ -217,38 +299,16 @@ interface Upsert {
   lastName?: string;
   phone?: string;
   properties: Record<string, ImportedRow['properties'][string]>;
+  /** The person's id: a new one, or (when unique values were checked) the live person's of this email. */
   personId?: string;
-  isNew?: boolean;
   failure?: string;
 }
 
 async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, batch: RowOutcome[], expectedOffset: number, nextOffset: number) {
-  const { workspaceId, importId, catalogue, attempt } = context;
+  const { workspaceId, importId, catalogue } = context;
   const now = clock.now().toISOString();
   await inTransaction(db, async (transaction) => {
-    // First, and under the import row's lock: only the run at the committed offset writes, and
-    // only while its job still runs this attempt (a run whose lease lapsed, and was taken over or
-    // failed meanwhile, stops here instead of writing after its successor).
-    const guard = await transaction
-      .updateTable('imports')
-      .set({ updated_at: now })
-      .where('workspace_id', '=', workspaceId)
-      .where('import_id', '=', importId)
-      .where('rows_committed', '=', expectedOffset)
-      .where('status', '=', 'RUNNING')
-      .where(({ exists, selectFrom }) =>
-        exists(
-          selectFrom('jobs')
-            .whereRef('jobs.workspace_id', '=', 'imports.workspace_id')
-            .whereRef('jobs.job_id', '=', 'imports.job_id')
-            .where('jobs.state', '=', 'running')
-            .where('jobs.attempts', '=', attempt)
-            .select('jobs.job_id'),
-        ),
-      )
-      .returning('error_count')
-      .executeTakeFirst();
-    if (!guard) throw new ImportSuperseded();
+    const guard = await fence(transaction, context, expectedOffset, now);
 
     const upserts = new Map<string, Upsert>();
     const failures: { rowNumber: number; message: string }[] = [];
@@ -268,22 +328,16 @@ async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, 
     }
 
     const all = [...upserts.values()];
-    if (all.length > 0) {
-      const existing = await transaction
-        .selectFrom('people')
-        .where('workspace_id', '=', workspaceId)
-        .where('deleted_at', 'is', null)
-        .where(sql<string>`lower(email)`, 'in', all.map((upsert) => upsert.emailKey))
-        .select(['person_id', sql<string>`lower(email)`.as('email_key')])
-        .forUpdate()
-        .execute();
-      const byEmail = new Map(existing.map((person) => [person.email_key, person.person_id]));
-      for (const upsert of all) {
-        const personId = byEmail.get(upsert.emailKey);
-        upsert.personId = personId ?? newId(idPrefixes.person);
-        upsert.isNew = personId === undefined;
-      }
+    // Only unique-property values need to know, before anything is written, who each email is:
+    // whether the value's holder is this very person. Other batches go straight to the upsert.
+    const uniqueIds = uniquePropertyIds(catalogue);
+    const claimsUnique = all.some((upsert) => uniqueIds.some((id) => upsert.properties[id] !== undefined));
+    if (claimsUnique) {
+      const byEmail = await lockPeopleByEmail(transaction, workspaceId, all.map((upsert) => upsert.emailKey));
+      for (const upsert of all) upsert.personId = byEmail.get(upsert.emailKey) ?? newId(idPrefixes.person);
       await checkUniqueValues(transaction, workspaceId, catalogue, all);
+    } else {
+      for (const upsert of all) upsert.personId = newId(idPrefixes.person);
     }
     const good = all.filter((upsert) => upsert.failure === undefined);
     for (const upsert of all) {
@@ -316,12 +370,33 @@ async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, 
 }
 
 /**
+ * The live people of these (lower-cased) emails, locked, by email: one probe per email (a lateral
+ * subquery), which the unique email index answers. As `lower(email) in (...)`, the planner, short
+ * of statistics on a table an import grows, read the workspace's rows whole through another index
+ * for each batch. Per email it may still pick another index leading with workspace_id when it
+ * judges the workspace's rows as few as one: refreshStatistics keeps that judgement current.
+ */
+async function lockPeopleByEmail(db: Kysely<DB>, workspaceId: string, emailKeys: string[]): Promise<Map<string, string>> {
+  const { rows } = await sql<{ email_key: string; person_id: string }>`
+    select e.email_key, p.person_id
+    from jsonb_array_elements_text(${JSON.stringify(emailKeys)}::jsonb) as e(email_key)
+    cross join lateral (
+      select person_id from people
+      where workspace_id = ${workspaceId} and deleted_at is null and lower(email) = e.email_key
+      limit 1
+      for update
+    ) p
+  `.execute(db);
+  return new Map(rows.map((row) => [row.email_key, row.person_id]));
+}
+
+/**
  * Marks the upserts whose unique-property values another person holds, or an earlier upsert of
  * the batch takes, as failed. The claims' primary key still settles a race with a request that
  * claims the same value meanwhile: the batch's transaction then fails and the job retries it.
  */
 async function checkUniqueValues(db: Kysely<DB>, workspaceId: string, catalogue: PropertyCatalogue, upserts: Upsert[]) {
-  const uniqueIds = [...catalogue.values()].filter((property) => property.isUnique).map((property) => property.propertyId);
+  const uniqueIds = uniquePropertyIds(catalogue);
   if (uniqueIds.length === 0) return;
   const wanted = upserts.flatMap((upsert) =>
     uniqueIds.filter((id) => upsert.properties[id] !== undefined).map((id) => ({ upsert, propertyId: id, valueKey: uniqueValueKey(upsert.properties[id]!) })),
@@ -350,47 +425,56 @@ async function checkUniqueValues(db: Kysely<DB>, workspaceId: string, catalogue:
   // of this batch are then refused for a value nobody ends up holding. Rare, and reported per row.
 }
 
+const uniquePropertyIds = (catalogue: PropertyCatalogue) => [...catalogue.values()].filter((property) => property.isUnique).map((property) => property.propertyId);
+
+/**
+ * Upserts the batch's people by email, in one statement: a new email inserts a person, a live
+ * person's email updates the fields the rows filled. The unique email index settles which, as
+ * the arbiter of ON CONFLICT: no lookup to plan, and an API request creating the same email
+ * meanwhile is waited for and then updated rather than failing the batch. Then the unique
+ * claims and population memberships, for the people as they came out.
+ */
 async function writePeople(db: Kysely<DB>, context: BatchContext, upserts: Upsert[], now: string) {
   if (upserts.length === 0) return;
   const { workspaceId, importId, catalogue } = context;
-  const record = (upsert: Upsert) => ({
+  const records = upserts.map((upsert) => ({
     person_id: upsert.personId,
     email: upsert.email,
     first_name: upsert.firstName ?? null,
     last_name: upsert.lastName ?? null,
     phone: upsert.phone ?? null,
     properties: upsert.properties,
-  });
-  const created = upserts.filter((upsert) => upsert.isNew);
-  const updated = upserts.filter((upsert) => !upsert.isNew);
-  if (created.length > 0) {
-    await sql`
-      insert into people (workspace_id, person_id, email, first_name, last_name, phone, properties, import_source, last_import_id, imported_at, created_at, updated_at)
-      select ${workspaceId}, r.person_id, r.email, r.first_name, r.last_name, r.phone, r.properties, 'CSV_IMPORT', ${importId}, ${now}, ${now}, ${now}
-      from jsonb_to_recordset(${JSON.stringify(created.map(record))}::jsonb)
-        as r(person_id text, email text, first_name text, last_name text, phone text, properties jsonb)
-    `.execute(db);
-  }
-  if (updated.length > 0) {
-    await sql`
-      update people p set
-        first_name = coalesce(r.first_name, p.first_name),
-        last_name = coalesce(r.last_name, p.last_name),
-        phone = coalesce(r.phone, p.phone),
-        properties = p.properties || r.properties,
-        last_import_id = ${importId},
-        imported_at = ${now},
-        updated_at = ${now}
-      from jsonb_to_recordset(${JSON.stringify(updated.map(record))}::jsonb)
-        as r(person_id text, email text, first_name text, last_name text, phone text, properties jsonb)
-      where p.workspace_id = ${workspaceId} and p.person_id = r.person_id
-    `.execute(db);
-  }
-  const uniqueIds = new Set([...catalogue.values()].filter((property) => property.isUnique).map((property) => property.propertyId));
-  const claims = upserts.flatMap((upsert) =>
+  }));
+  const uniqueIds = new Set(uniquePropertyIds(catalogue));
+  const claimsUnique = upserts.some((upsert) => Object.keys(upsert.properties).some((propertyId) => uniqueIds.has(propertyId)));
+  // The people's ids are needed only for their unique claims and population memberships.
+  const needsIds = claimsUnique || context.populationId !== null;
+  const { rows: written } = await sql<{ person_id: string; email_key: string }>`
+    insert into people (workspace_id, person_id, email, first_name, last_name, phone, properties, import_source, last_import_id, imported_at, created_at, updated_at)
+    select ${workspaceId}, r.person_id, r.email, r.first_name, r.last_name, r.phone, r.properties, 'CSV_IMPORT', ${importId}, ${now}, ${now}, ${now}
+    from jsonb_to_recordset(${JSON.stringify(records)}::jsonb)
+      as r(person_id text, email text, first_name text, last_name text, phone text, properties jsonb)
+    on conflict (workspace_id, lower(email)) where deleted_at is null do update set
+      first_name = coalesce(excluded.first_name, people.first_name),
+      last_name = coalesce(excluded.last_name, people.last_name),
+      phone = coalesce(excluded.phone, people.phone),
+      properties = people.properties || excluded.properties,
+      last_import_id = excluded.last_import_id,
+      imported_at = excluded.imported_at,
+      updated_at = excluded.updated_at
+    ${needsIds ? sql`returning person_id, lower(email) as email_key` : sql``}
+  `.execute(db);
+  const personIds = new Map(written.map((row) => [row.email_key, row.person_id]));
+  const personOf = (upsert: Upsert) => {
+    const personId = personIds.get(upsert.emailKey);
+    if (personId === undefined) throw new Error('An upserted person did not come back from the upsert');
+    return personId;
+  };
+
+  const claims = !claimsUnique ? [] : upserts.flatMap((upsert) =>
     Object.entries(upsert.properties)
       .filter(([propertyId]) => uniqueIds.has(propertyId))
-      .map(([propertyId, value]) => ({ person_id: upsert.personId, property_id: propertyId, value_key: uniqueValueKey(value) })),
+      .map(([propertyId, value]) => ({ person_id: personOf(upsert), property_id: propertyId, value_key: uniqueValueKey(value) })),
   );
   if (claims.length > 0) {
     const json = JSON.stringify(claims);
@@ -410,7 +494,7 @@ async function writePeople(db: Kysely<DB>, context: BatchContext, upserts: Upser
     await sql`
       insert into population_members (workspace_id, population_id, person_id, added_at)
       select ${workspaceId}, ${context.populationId}, r.person_id, ${now}
-      from jsonb_array_elements_text(${JSON.stringify(upserts.map((upsert) => upsert.personId))}::jsonb) as r(person_id)
+      from jsonb_array_elements_text(${JSON.stringify(upserts.map(personOf))}::jsonb) as r(person_id)
       where exists (select 1 from populations where workspace_id = ${workspaceId} and population_id = ${context.populationId})
       on conflict do nothing
     `.execute(db);

@@ -63,12 +63,13 @@ export async function finishImport(db: Executor, workspaceId: string, importId: 
 /**
  * Imports that can no longer finish on their own: their job failed for good (a lease that ran out
  * on the last attempt never reaches the handler), or they were never QUEUED (the upload died).
+ * Every workspace's, or one workspace's when given.
  */
-export async function findAbandonedImports(db: Executor, receivingBefore: string, limit: number) {
+export async function findAbandonedImports(db: Executor, receivingBefore: string, limit: number, workspaceId?: string) {
   const { rows } = await sql<{ workspace_id: string; import_id: string }>`
     select i.workspace_id, i.import_id from imports i
     left join jobs j on j.workspace_id = i.workspace_id and j.job_id = i.job_id
-    where i.status in ('RECEIVING', 'QUEUED', 'RUNNING')
+    where i.status in ('RECEIVING', 'QUEUED', 'RUNNING') ${workspaceId === undefined ? sql`` : sql`and i.workspace_id = ${workspaceId}`}
       and ((i.status = 'RECEIVING' and i.updated_at < ${receivingBefore}) or (i.status <> 'RECEIVING' and (j.job_id is null or j.state = 'failed')))
     limit ${limit}
   `.execute(db);

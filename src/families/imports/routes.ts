@@ -22,7 +22,9 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
   app.post(
     '/imports',
     {
-      config: { right: 'imports:write' },
+      // No Idempotency-Key: the CSV streams to storage unread by the hooks, so it cannot be
+      // fingerprinted (src/http/idempotency.ts); the header is refused rather than ignored.
+      config: { right: 'imports:write', idempotency: false },
       bodyLimit: service.IMPORT_BYTES_MAX,
       schema: {
         operationId: 'createImport',
@@ -30,7 +32,7 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
         description:
           'Stores the file, then imports it in the background: poll `GET /imports/{importId}`. The header is checked as the upload ' +
           'starts (an unknown column is a 400 naming it); bad data rows are reported by row number in the import while the good ' +
-          'rows go in. Rows are committed in batches of 1000: a crash or restart resumes after the last committed row.',
+          `rows go in. Rows are committed in batches of ${service.IMPORT_BATCH_ROWS}: a crash or restart resumes after the last committed row.`,
         tags,
         querystring: CreateImportQuery,
         body: { content: { 'text/csv': { schema: CsvBody } } },

@@ -165,6 +165,10 @@ describe('POST /people', () => {
     ['an empty first name', { email: 'a@example.org', firstName: '' }, ['firstName']],
     ['an invalid additional email', { email: 'a@example.org', additionalEmails: ['x'] }, ['additionalEmails', '0']],
     ['a NUL in the last name', { email: 'a@example.org', lastName: 'a\u0000b' }, ['lastName']],
+    // Property ids are jsonb keys: PostgreSQL would refuse these as a 500.
+    ['a NUL in a property id', { email: 'a@example.org', properties: { 'prp_\u0000': 'x' } }, ['properties']],
+    ['an unpaired surrogate in a property id', { email: 'a@example.org', properties: { '\udc00': 'x' } }, ['properties']],
+    ['a property id over 100 characters', { email: 'a@example.org', properties: { ['p'.repeat(101)]: 'x' } }, ['properties', 'p'.repeat(101)]],
     ['an unknown field', { email: 'a@example.org', isOptedOut: true }, ['isOptedOut']],
   ])('refuses %s with 400', async (_case, body, path) => {
     const tenant = await createTenant(service);

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, createTenant, startTestService, type TestService, uniqueEmail } from '../../../test/harness.js';
+import { call, createTenant, startTestService, type Tenant, type TestService, uniqueEmail } from '../../../test/harness.js';
 import { createPerson, createPopulation, createProperties, getPerson } from '../../../test/people-factory.js';
 import { csvOf, settleImport, startImport } from '../imports/test-support.js';
-import { PURGE_GRACE_DAYS } from './purge.js';
+import { PURGE_GRACE_DAYS, PURGE_QUEUE } from './purge.js';
 
 let service: TestService;
 beforeAll(async () => {
@@ -12,19 +12,22 @@ beforeAll(async () => {
 afterAll(async () => service.stop());
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-// Far past every other test file's clock: on PostgreSQL they share the database, and a purge run
-// by another file's service must not reach this file's people before the test means it to.
-const deletedAt = new Date('2400-01-01T00:00:00.000Z');
+const deletedAt = new Date('2026-03-01T00:00:00.000Z');
 
 async function setClock(at: Date) {
   expect((await call(service, 'POST', '/test-helpers/clock', { body: { now: at.toISOString() } })).statusCode).toBe(200);
 }
 
-async function runJobs() {
-  const response = await call(service, 'POST', '/test-helpers/jobs/run');
+/**
+ * Runs the tenant's due background work, its purge among them. Its own workspace's alone: on
+ * PostgreSQL the test files share the database, and a purge of every workspace would erase other
+ * files' deleted people (and theirs this file's) at this file's clock.
+ */
+async function runJobs(tenant: Tenant) {
+  const response = await call(service, 'POST', '/test-helpers/jobs/run', { query: { workspaceId: tenant.workspaceId } });
   expect(response.statusCode, response.body).toBe(200);
-  const purges = response.json<{ jobs: { queue: string; outcome: string }[] }>().jobs.filter((run) => run.queue === 'people.purge');
-  expect(purges.every((run) => run.outcome === 'completed')).toBe(true);
+  const purges = response.json<{ jobs: { queue: string; workspaceId: string; outcome: string }[] }>().jobs.filter((run) => run.queue === PURGE_QUEUE);
+  expect(purges).toEqual([{ ...purges[0], queue: PURGE_QUEUE, workspaceId: tenant.workspaceId, outcome: 'completed' }]);
 }
 
 const personRow = (personId: string) => service.deps.db.selectFrom('people').selectAll().where('person_id', '=', personId).executeTakeFirstOrThrow();
@@ -78,12 +81,15 @@ describe(`the deletion purge (grace: ${PURGE_GRACE_DAYS} days)`, () => {
 
     // Within the grace period the row keeps its data (it is hidden, not erased).
     await setClock(new Date(deletedAt.getTime() + (PURGE_GRACE_DAYS - 1) * DAY_MS));
-    await runJobs();
+    await runJobs(tenant);
     expect(await personRow(gone.personId)).toMatchObject({ email, first_name: 'Erased', purged_at: null });
 
     const purgeAt = new Date(deletedAt.getTime() + (PURGE_GRACE_DAYS + 1) * DAY_MS);
     await setClock(purgeAt);
-    await runJobs();
+    await runJobs(tenant);
+    // The old row versions that still held the data are vacuumed away, from the tables and their indexes.
+    const purgeRuns = await service.deps.db.selectFrom('jobs').select('result').where('workspace_id', '=', tenant.workspaceId).where('queue', '=', PURGE_QUEUE).where('state', '=', 'completed').execute();
+    expect(purgeRuns.map((run) => run.result)).toContainEqual({ peoplePurged: 1, importsClosed: 0, vacuumed: true });
     const purged = await personRow(gone.personId);
     expect(purged).toMatchObject({
       email: null,
@@ -107,7 +113,7 @@ describe(`the deletion purge (grace: ${PURGE_GRACE_DAYS} days)`, () => {
 
     // Running again changes nothing.
     await setClock(new Date(purgeAt.getTime() + DAY_MS));
-    await runJobs();
+    await runJobs(tenant);
     expect(await personRow(gone.personId)).toEqual(purged);
     expect((await getPerson(service, tenant, gone.personId)).statusCode).toBe(404);
   });
@@ -128,8 +134,7 @@ describe(`the deletion purge (grace: ${PURGE_GRACE_DAYS} days)`, () => {
     };
     const dead = await insertUpload(25);
     const inFlight = await insertUpload(0);
-    await setClock(new Date(deletedAt.getTime() + 400 * DAY_MS));
-    await runJobs();
+    await runJobs(tenant);
     const imports = await db.selectFrom('imports').select(['import_id', 'status']).where('workspace_id', '=', tenant.workspaceId).orderBy('import_id').execute();
     expect(imports).toEqual([
       { import_id: inFlight, status: 'RECEIVING' },

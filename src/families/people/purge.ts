@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Clock } from '../../clock.js';
 import type { DB } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
-import type { JobHandler, Schedule } from '../../jobs/queue.js';
+import { type JobHandler, type Schedule, sweepScope } from '../../jobs/queue.js';
 import * as importQueries from '../imports/queries.js';
 
 export const PURGE_QUEUE = 'people.purge';
@@ -20,7 +20,16 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export interface PurgeResult {
   peoplePurged: number;
   importsClosed: number;
+  /** Whether the purged people's tables were vacuumed (only after something was erased). */
+  vacuumed: boolean;
 }
+
+/**
+ * The tables whose old row versions still held what a purge erased: an UPDATE leaves the old
+ * version (and its index entries, the email index's lower(email) among them) until VACUUM
+ * removes it. PostgreSQL's autovacuum would come eventually; the embedded store runs none.
+ */
+const ERASED_TABLES = ['people', 'population_members', 'person_unique_values', 'import_chunks', 'import_errors'];
 
 /**
  * Erases, for good, the personal data of people deleted more than PURGE_GRACE_DAYS ago by the
@@ -32,6 +41,9 @@ export interface PurgeResult {
  * died), deleting their stored files, which hold personal data. Those ages are measured in real
  * time, as job retention is: a test clock moved ahead must not close another instance's upload
  * in flight.
+ *
+ * A system job does this for every workspace; a job of one workspace for that one alone (see
+ * sweepScope).
  */
 export function purgePeopleHandler(db: Kysely<DB>, clock: Clock, realNow: () => Date = () => new Date()): JobHandler {
   return {
@@ -39,29 +51,43 @@ export function purgePeopleHandler(db: Kysely<DB>, clock: Clock, realNow: () => 
     async run(job): Promise<PurgeResult> {
       const now = clock.now();
       const cutoff = new Date(now.getTime() - PURGE_GRACE_DAYS * DAY_MS).toISOString();
-      const result: PurgeResult = { peoplePurged: 0, importsClosed: 0 };
+      const workspaceId = sweepScope(job);
+      const result: PurgeResult = { peoplePurged: 0, importsClosed: 0, vacuumed: false };
       for (;;) {
         job.signal.throwIfAborted();
-        const purged = await purgeBatch(db, cutoff, now.toISOString());
+        const purged = await purgeBatch(db, cutoff, now.toISOString(), workspaceId);
         result.peoplePurged += purged;
         if (purged < BATCH_SIZE) break;
       }
-      result.importsClosed = await closeAbandonedImports(db, realNow, job.signal);
+      result.importsClosed = await closeAbandonedImports(db, { realNow, signal: job.signal, workspaceId });
+      if (result.peoplePurged > 0 || result.importsClosed > 0) {
+        // Outside any transaction (VACUUM cannot run in one): the dead versions go from tables and indexes.
+        await sql`vacuum (analyze) ${sql.join(ERASED_TABLES.map((table) => sql.table(table)))}`.execute(db);
+        result.vacuumed = true;
+      }
       return result;
     },
   };
+}
+
+export interface CloseImportsOptions {
+  realNow?: () => Date;
+  signal?: AbortSignal;
+  /** Only this workspace's imports; every workspace's without it. */
+  workspaceId?: string;
 }
 
 /**
  * Closes (FAILED) the imports that can no longer finish, deleting their stored files: those whose
  * job failed for good, and uploads that died more than ABANDONED_UPLOAD_HOURS ago. Returns how many.
  */
-export async function closeAbandonedImports(db: Kysely<DB>, realNow: () => Date = () => new Date(), signal?: AbortSignal): Promise<number> {
+export async function closeAbandonedImports(db: Kysely<DB>, options: CloseImportsOptions = {}): Promise<number> {
+  const realNow = options.realNow ?? (() => new Date());
   const receivingBefore = new Date(realNow().getTime() - ABANDONED_UPLOAD_HOURS * 60 * 60 * 1000).toISOString();
   let closed = 0;
   for (;;) {
-    signal?.throwIfAborted();
-    const abandoned = await importQueries.findAbandonedImports(db, receivingBefore, BATCH_SIZE);
+    options.signal?.throwIfAborted();
+    const abandoned = await importQueries.findAbandonedImports(db, receivingBefore, BATCH_SIZE, options.workspaceId);
     for (const found of abandoned) {
       if (await importQueries.finishImport(db, found.workspace_id, found.import_id, 'FAILED', realNow().toISOString())) closed++;
     }
@@ -69,10 +95,11 @@ export async function closeAbandonedImports(db: Kysely<DB>, realNow: () => Date 
   }
 }
 
-async function purgeBatch(db: Kysely<DB>, cutoff: string, now: string): Promise<number> {
+async function purgeBatch(db: Kysely<DB>, cutoff: string, now: string, workspaceId: string | undefined): Promise<number> {
   return inTransaction(db, async (transaction) => {
     const due = await transaction
       .selectFrom('people')
+      .$if(workspaceId !== undefined, (query) => query.where('workspace_id', '=', workspaceId!))
       .where('deleted_at', 'is not', null)
       .where('purged_at', 'is', null)
       .where('deleted_at', '<=', cutoff)

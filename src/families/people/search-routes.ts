@@ -6,22 +6,14 @@ import { maskingNote } from '../../http/masking.js';
 import { errorResponse } from '../../http/schemas.js';
 import { computableNames } from '../../search/catalogue.js';
 import { searchPeople } from '../../search/people.js';
-import { exampleRootFilter, MAX_FILTERS, MAX_GROUP_LEVEL, RootFilter } from '../../search/schemas.js';
+import { exampleRootFilter, MAX_FILTERS, MAX_GROUP_LEVEL, RootFilter, SearchPageInfo } from '../../search/schemas.js';
 import { PersonList } from './schemas.js';
 import { presentPeople } from './service.js';
 
 export const SearchPeopleBody = Type.Object(
   {
     filter: Type.Optional(Type.Ref(RootFilter)),
-    pageInfo: Type.Optional(
-      Type.Object(
-        {
-          startCursor: Type.Optional(Type.String({ minLength: 1, maxLength: 4000, description: 'The endCursor of the previous page of the same query.' })),
-          size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 25, description: 'People per page, 1–1000.' })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
+    pageInfo: Type.Optional(SearchPageInfo),
   },
   { additionalProperties: false, examples: [{ filter: exampleRootFilter, pageInfo: { size: 25 } }] },
 );

@@ -77,17 +77,22 @@ describe('POST /people/search: bad input (400 with the path of the offending par
 
   it('refuses unknown names and ids, and says which names cannot be computed yet', async () => {
     await expectRefused({ filter: { filters: [{ property: person('SHOE_SIZE'), comparison: 'IS_EMPTY' }] } }, at('0', 'property', 'propertyName'), /not a name/);
-    await expectRefused({ filter: { filters: [{ property: person('LAST_CONTACT_DATE'), comparison: 'IS_EMPTY' }] } }, at('0', 'property', 'propertyName'), /cannot be computed/);
-    await expectRefused({ filter: { filters: [{ property: person('SHOW_RATE'), comparison: 'IS_EMPTY' }] } }, at('0', 'property', 'propertyName'), /cannot be computed/);
+    await expectRefused({ filter: { filters: [{ property: person('POPULATION_LIST_MEMBERSHIP'), comparison: 'IS_EMPTY' }] } }, at('0', 'property', 'propertyName'), /cannot be computed.*no population lists/);
+    // Participant and incentive names need a study: refused at the group, saying where to search.
     await expectRefused(
       { filter: { filters: [fine(), { property: { propertyGroup: 'PARTICIPANT', propertyName: 'STATUS' }, comparison: 'IS_EMPTY' }] } },
-      at('1', 'property', 'propertyName'),
-      /PARTICIPANT.STATUS cannot be computed/,
+      at('1', 'property', 'propertyGroup'),
+      /need a study/,
     );
     await expectRefused({ filter: { filters: [{ property: { propertyId: 'prp_nope' }, comparison: 'IS_EMPTY' }] } }, at('0', 'property', 'propertyId'));
+    // Names of Object's prototype are unknown names like any other, not functions to call.
+    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      await expectRefused({ filter: { filters: [{ property: person(name), comparison: 'IS_EMPTY' }] } }, at('0', 'property', 'propertyName'), /not a name/);
+      await expectRefused({ filter: { filters: [], sort: { operator: 'ASC', propertyGroup: 'PERSON', propertyName: name } } }, ['filter', 'sort', 'propertyName'], /not a name/);
+    }
     await expectRefused({ filter: { filters: [], sort: { operator: 'ASC', propertyGroup: 'PERSON', propertyName: 'prp_nope' } } }, ['filter', 'sort', 'propertyName'], /not a name/);
-    await expectRefused({ filter: { filters: [], sort: { operator: 'ASC', propertyGroup: 'PERSON', propertyName: 'TOTAL_RATINGS' } } }, ['filter', 'sort', 'propertyName'], /cannot be computed/);
-    await expectRefused({ filter: { filters: [], sort: { operator: 'ASC', propertyGroup: 'INCENTIVE', propertyName: 'AMOUNT' } } }, ['filter', 'sort', 'propertyName'], /cannot be computed/);
+    await expectRefused({ filter: { filters: [], sort: { operator: 'ASC', propertyGroup: 'PERSON', propertyName: 'POPULATION_LIST_MEMBERSHIP' } } }, ['filter', 'sort', 'propertyName'], /cannot be computed/);
+    await expectRefused({ filter: { filters: [], sort: { operator: 'ASC', propertyGroup: 'INCENTIVE', propertyName: 'AMOUNT' } } }, ['filter', 'sort', 'propertyGroup'], /need a study/);
     // Another workspace's property is unknown here.
     const other = await createTenant(service);
     const theirs = await createPanel(service, other);

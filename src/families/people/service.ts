@@ -86,7 +86,7 @@ async function ensurePopulations(db: Kysely<DB>, workspaceId: string, population
 }
 
 /** A unique-index violation on the email, raced past the check by a concurrent request. */
-function isEmailRace(error: unknown): boolean {
+export function isEmailRace(error: unknown): boolean {
   const fields = error as { code?: string; constraint?: string; message?: string };
   return fields.code === '23505' && (fields.constraint === 'people_email_unique' || (fields.message ?? '').includes('people_email_unique'));
 }

@@ -88,6 +88,10 @@ describe('PATCH /people/{personId}', () => {
     ['a null email', { email: null }, ['email']],
     ['an unknown field', { contactStatus: 'OPTED_OUT' }, ['contactStatus']],
     ['a string as additionalEmails', { additionalEmails: 'a@example.org' }, ['additionalEmails']],
+    // Property ids are jsonb keys: PostgreSQL would refuse these as a 500.
+    ['a NUL in a property id', { properties: { '\u0000': 'x' } }, ['properties']],
+    ['an unpaired surrogate in a property id', { properties: { 'prp_\ud800': 'x' } }, ['properties']],
+    ['a property id over 100 characters', { properties: { ['p'.repeat(101)]: 'x' } }, ['properties', 'p'.repeat(101)]],
   ])('refuses %s with 400', async (_case, body, path) => {
     const tenant = await createTenant(service);
     const person = await createPerson(service, tenant);

@@ -209,6 +209,28 @@ export async function claimUniqueValues(
   if (lost) throw conflict('Another person already has this value of a unique property', [...path, lost.property_id]);
 }
 
+/**
+ * Claims, for a person who holds no value yet for these properties, the unique values among
+ * `values` that are free, and returns the ids of the properties whose value another person
+ * holds (left unclaimed). For a writer that must not tell its caller who holds a value (the
+ * public signup form): it leaves those values out instead of answering 409.
+ */
+export async function claimFreeUniqueValues(
+  db: Executor,
+  workspaceId: string,
+  personId: string,
+  catalogue: PropertyCatalogue,
+  values: Record<string, PropertyValue>,
+): Promise<Set<string>> {
+  const claims = [...catalogue.values()]
+    .filter((property) => property.isUnique && values[property.propertyId] !== undefined)
+    .map((property) => ({ workspace_id: workspaceId, property_id: property.propertyId, value_key: uniqueValueKey(values[property.propertyId]!), person_id: personId }));
+  if (claims.length === 0) return new Set();
+  const taken = await db.insertInto('person_unique_values').values(claims).onConflict((oc) => oc.doNothing()).returning('property_id').execute();
+  const claimed = new Set(taken.map((row) => row.property_id));
+  return new Set(claims.filter((claim) => !claimed.has(claim.property_id)).map((claim) => claim.property_id));
+}
+
 /** Releases every unique-value claim of these people (on deletion: the values become free at once). */
 export async function releaseUniqueValues(db: Executor, workspaceId: string, personIds: readonly string[]): Promise<void> {
   if (personIds.length === 0) return;

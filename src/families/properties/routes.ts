@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { requestContext, type ServiceDeps } from '../../context.js';
-import { pageOf, startAfter } from '../../http/pagination.js';
+import { cursorScope, pageOf, startAfter } from '../../http/pagination.js';
 import { errorResponse, ListQuery } from '../../http/schemas.js';
 import {
   CreatePropertyGroupBody,
@@ -66,7 +66,7 @@ export const propertiesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> 
       },
     },
     async (request) => {
-      const scope = 'properties';
+      const scope = cursorScope(context(request).workspaceId, 'properties');
       const after = startAfter(deps.cursors, scope, request.query.startCursor, ['startCursor']);
       const page = await service.listProperties(context(request), undefined, after, request.query.size ?? 25);
       return pageOf(deps.cursors, scope, page.rows, (property) => property.propertyId, page.hasNextPage, page.total);
@@ -165,7 +165,7 @@ export const propertiesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> 
     },
     async (request) => {
       const { propertyGroupId } = request.params;
-      const scope = `property-groups:${propertyGroupId}:properties`;
+      const scope = cursorScope(context(request).workspaceId, `property-groups:${propertyGroupId}:properties`);
       const after = startAfter(deps.cursors, scope, request.query.startCursor, ['startCursor']);
       const page = await service.listGroupProperties(context(request), propertyGroupId, after, request.query.size ?? 25);
       return pageOf(deps.cursors, scope, page.rows, (property) => property.propertyId, page.hasNextPage, page.total);

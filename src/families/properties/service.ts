@@ -4,6 +4,7 @@ import { inTransaction } from '../../db/transaction.js';
 import { badRequest, type ErrorItem, notFound } from '../../http/errors.js';
 import { idPrefixes, newId } from '../../ids.js';
 import { removePropertyValues } from '../people/queries.js';
+import { createPropertyStatistics, dropPropertyStatistics } from '../../search/property-statistics.js';
 import { findPopulationIds } from '../populations/queries.js';
 import * as queries from './queries.js';
 import { type CreatePropertyGroupBody, type ImportItem, optionColors, selectTypes, uniquePropertiesMax, uniqueableTypes } from './schemas.js';
@@ -115,6 +116,8 @@ export async function importProperties(context: CallContext, items: ImportItem[]
         updated_at: at,
       })),
     );
+    // The planner's statistics on the new properties' values, for search filters (src/search/property-statistics.ts).
+    await createPropertyStatistics(db, accepted.map(({ item, propertyId }) => ({ propertyId, propertyType: item.propertyType })));
     await queries.insertOptions(
       db,
       accepted.flatMap(({ item, propertyId }) =>
@@ -157,6 +160,7 @@ function deletePropertiesWithValues(context: CallContext, propertyIds: string[])
   return inTransaction(context.db, async (db) => {
     const deleted = await queries.deleteProperties(db, context.workspaceId, propertyIds);
     await removePropertyValues(db, context.workspaceId, [...deleted]);
+    await dropPropertyStatistics(db, [...deleted]);
     return deleted;
   });
 }

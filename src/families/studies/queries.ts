@@ -86,6 +86,12 @@ function findStudyQuery(db: Executor, workspaceId: string, studyId: string, with
     ]);
 }
 
+/** Whether the study exists in the workspace: the one check every family makes of a studyId it is given. */
+export async function studyExists(db: Executor, workspaceId: string, studyId: string): Promise<boolean> {
+  const row = await db.selectFrom('studies').where('workspace_id', '=', workspaceId).where('study_id', '=', studyId).select('study_id').executeTakeFirst();
+  return row !== undefined;
+}
+
 // E12's hot path: building this statement cost more CPU than running it (see bench/http.ts).
 const findStudyStatements = {
   withScreener: reusableStatement((db: Executor, workspaceId: string, studyId: string) => findStudyQuery(db, workspaceId, studyId, true)),

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { requestContext, type ServiceDeps } from '../../context.js';
-import { pageOf, startAfter } from '../../http/pagination.js';
+import { cursorScope, pageOf, startAfter } from '../../http/pagination.js';
 import { errorResponse, ListQuery } from '../../http/schemas.js';
 import {
   CreateStudyBody,
@@ -69,7 +69,7 @@ export const studiesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
     },
     async (request) => {
       const { status, studyType, size = 25 } = request.query;
-      const scope = `studies:${status ?? ''}:${studyType ?? ''}`;
+      const scope = cursorScope(context(request).workspaceId, `studies:${status ?? ''}:${studyType ?? ''}`);
       const after = startAfter(deps.cursors, scope, request.query.startCursor, ['startCursor']);
       const page = await service.listStudies(context(request), { status, studyType }, after, size);
       return pageOf(deps.cursors, scope, page.rows, (study) => study.studyId, page.hasNextPage, page.total);
@@ -221,7 +221,7 @@ export const studiesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
       },
     },
     async (request) => {
-      const scope = 'study-templates';
+      const scope = cursorScope(context(request).workspaceId, 'study-templates');
       const after = startAfter(deps.cursors, scope, request.query.startCursor, ['startCursor']);
       const page = await service.listTemplates(context(request), after, request.query.size ?? 25);
       return pageOf(deps.cursors, scope, page.rows, (template) => template.studyTemplateId, page.hasNextPage, page.total);

@@ -1,7 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { ServiceDeps } from '../../context.js';
+import { notFound } from '../../http/errors.js';
+import { ErrorBody } from '../../http/schemas.js';
 import type { JobRunner } from '../../jobs/runner.js';
+import { reportAsProvider } from '../incentives/service.js';
+import { incentiveStatuses } from '../incentives/states.js';
 
 const JobRunSchema = Type.Object({
   jobId: Type.String(),
@@ -22,8 +26,7 @@ const DrainReportSchema = Type.Object({
 
 /**
  * Routes that exist only with TEST_HELPERS=1 (section 4 of the contract): they move the
- * service's clock and run due background work. Claims and failures arrive with the families
- * that need them.
+ * service's clock, run due background work, and report what an incentive provider would.
  */
 export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jobs: JobRunner }> = async (app, { deps, jobs }) => {
   const common = { tags: ['Test helpers'], hide: true } as const;
@@ -62,12 +65,51 @@ export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jo
       schema: {
         ...common,
         operationId: 'runDueJobs',
-        summary: 'Run all due background work now',
+        summary: 'Run due background work now',
         description:
-          "Enqueues the current run of every recurring schedule, then runs every job due by the service's clock until none is left, and answers what ran.",
-        response: { 200: DrainReportSchema },
+          "Enqueues the current run of every recurring schedule, then runs every job due by the service's clock until none is left, and answers what ran. " +
+          "With `workspaceId`, only that workspace's work: the schedules' runs are enqueued as jobs of that workspace, whose sweeps (the deletion purge, " +
+          'incentive expiry and provider retries, job pruning, closing abandoned imports) touch only its rows, and only its jobs run. Without it, ' +
+          "every workspace's due work runs, as the service's own poller runs it. Tests on a database other tests share pass their workspace.",
+        querystring: Type.Object(
+          {
+            workspaceId: Type.Optional(
+              Type.String({ minLength: 1, maxLength: 100, description: "Run this workspace's due work alone (404 when there is no such workspace)." }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: DrainReportSchema, 400: Type.Ref(ErrorBody), 404: Type.Ref(ErrorBody) },
       },
     },
-    async () => jobs.runDue(),
+    async (request) => {
+      const { workspaceId } = request.query;
+      if (workspaceId === undefined) return jobs.runDue();
+      const workspace = await deps.db.selectFrom('workspaces').select('workspace_id').where('workspace_id', '=', workspaceId).executeTakeFirst();
+      if (!workspace) throw notFound('Workspace', ['workspaceId']);
+      return jobs.runDue({ workspaceId });
+    },
   );
+
+  // What the incentive provider would report (its webhook would take the same code path).
+  for (const [action, kind] of [['claim', 'claimed'], ['fail', 'failed']] as const) {
+    app.post(
+      `/incentives/:incentiveId/${action}`,
+      {
+        config: { public: true },
+        schema: {
+          ...common,
+          operationId: `${action}IncentiveAsProvider`,
+          summary: `Report an incentive ${kind}, as the provider would`,
+          params: Type.Object({ incentiveId: Type.String({ minLength: 1, maxLength: 100 }) }),
+          response: {
+            200: Type.Object({ incentiveId: Type.String(), status: Type.Union(incentiveStatuses.map((status) => Type.Literal(status))) }),
+            404: Type.Ref(ErrorBody),
+            409: Type.Ref(ErrorBody),
+          },
+        },
+      },
+      async (request) => reportAsProvider(deps.db, deps.clock, request.params.incentiveId, kind),
+    );
+  }
 };

@@ -1,0 +1,501 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type CompiledQuery, type Kysely, Migrator, sql } from 'kysely';
+import pg from 'pg';
+import { type Database, openDatabase } from '../src/db/database.js';
+import { migrations } from '../src/db/migrations/index.js';
+import type { DB } from '../src/db/schema.js';
+import { CursorCodec, loadCursorSecret } from '../src/http/cursor.js';
+import { compileSearch, runSearch, type SearchCall } from '../src/search/run.js';
+import { byParticipantId, participantsTarget } from '../src/search/targets.js';
+import { fingerprintOf, type SearchSeed, seedInfo, seedSearchBench } from './search-seed.js';
+import type { CapturedStatement } from './search-server.js';
+import { type SearchShape, searchShapes } from './search-shapes.js';
+import { type RunningChild, startChild } from './lib/child.js';
+import { type BenchStore, keptPostgresDatabase, recreatePostgresDatabase, storeEnv } from './lib/store.js';
+import { formatTable } from './lib/table.js';
+import { type BenchOptions, type BenchResult, flagNumber, flagValue } from './lib/types.js';
+
+/**
+ * E1 (POST /v1/studies/{studyId}/participants/search) under load: each query shape's first page
+ * of 25 with its exact total, a page deep in the result (reached by cursors), and a page of 1000,
+ * at concurrency 8, closed loop, beside the floor: the very statements the service sent for that
+ * request (recorded from a service process, then replayed with the same concurrency between
+ * them) sent from a bare client pool at the same concurrency. The difference is what the
+ * service adds around its SQL; the floor itself is what the SQL costs.
+ */
+
+const benchDirectory = path.dirname(fileURLToPath(import.meta.url));
+const dataDirectory = path.join(benchDirectory, '..', '.bench-data');
+const serverEntry = new URL('./search-server.ts', import.meta.url).href;
+/** Requests in flight at once, closed loop (issue 4: 8); --concurrency=1 shows one client's latency. */
+const DEFAULT_CONCURRENCY = 8;
+/** The service's pool (openDatabase's default): the floor's pool has the same number of connections. */
+const POOL_SIZE = 10;
+const DEEP_POSITION = 5000;
+
+function log(line: string) {
+  process.stdout.write(`${line}\n`);
+}
+
+const openStore = (store: BenchStore) => openDatabase(store.kind === 'postgres' ? { databaseUrl: store.databaseUrl } : { dataDir: store.dataDir });
+
+async function migrateKeptData(db: Kysely<DB>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, allowUnorderedMigrations: true });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((result) => result.status === 'Success').map((result) => result.migrationName);
+}
+
+/** Opens (seeding when needed) the bench's store of `people` people. */
+async function prepareStore(kind: 'postgres' | 'embedded', people: number, reuse: boolean): Promise<{ store: BenchStore; seed: SearchSeed }> {
+  const name = `bench_search_${people}`;
+  const store: BenchStore = kind === 'postgres' ? await keptPostgresDatabase(name) : { kind: 'embedded', dataDir: path.join(dataDirectory, `search-embedded-${people}`) };
+  if (reuse) {
+    const database = await openStore(store);
+    try {
+      const found = await seedInfo(database.db);
+      if (found?.fingerprint === fingerprintOf({ people })) {
+        // Migrations added since the seed (new indexes, statistics) apply to the kept data, even
+        // those merged from other branches with earlier names than ones the data already has.
+        const migrated = await migrateKeptData(database.db);
+        if (migrated.length > 0) {
+          log(`applied ${migrated.join(', ')} to the kept data; analyzing`);
+          await sql`vacuum (analyze)`.execute(database.db);
+        }
+        log(`reusing the seeded ${kind} store ${store.kind === 'postgres' ? name : store.dataDir} (${found.fingerprint}, seeded ${found.seededAt})`);
+        return { store, seed: found };
+      }
+      log(found ? `the kept store holds ${found.fingerprint}; reseeding` : 'no kept store of this size; seeding');
+    } finally {
+      await database.close();
+    }
+  }
+  // Start from nothing: a fresh database, or an emptied directory.
+  if (store.kind === 'postgres') await recreatePostgresDatabase(name);
+  else rmSync(store.dataDir, { recursive: true, force: true });
+  log(`seeding ${people.toLocaleString('en-US')} people on ${kind}…`);
+  const seed = await seedSearchBench(store, { people }, log);
+  const count = (value: number) => value.toLocaleString('en-US');
+  log(
+    `seeded in ${seed.seconds} s: ${count(seed.counts.people)} people, ${count(seed.counts.targetParticipants)} participants in the target study, ` +
+      `${count(seed.counts.historyParticipants)} history rows over ${seed.counts.otherStudies} studies, ${count(seed.counts.contactEvents)} contact events`,
+  );
+  return { store, seed };
+}
+
+type PageKind = 'first' | 'deep' | 'large';
+const pageKinds: PageKind[] = ['first', 'deep', 'large'];
+const pageLabels: Record<PageKind, string> = { first: 'first 25', deep: 'deep 25', large: '1000' };
+
+interface SearchBody {
+  filter: SearchShape['filter'];
+  pageInfo: { startCursor?: string; size: number };
+}
+
+interface SearchAnswer {
+  results: unknown[];
+  total: number;
+  pageInfo: { hasNextPage: boolean; endCursor: string };
+}
+
+/** One measured request: a shape, a kind of page, its body, and the statements it sends. */
+interface Cell {
+  shape: SearchShape;
+  kind: PageKind;
+  body: SearchBody;
+  /** Where the page starts in the result (0 for first pages). */
+  position: number;
+  total: number;
+  rows: number;
+  /** The request's statements in waves: those of a wave were in flight together, waves one after another. */
+  waves: CompiledQuery[][];
+}
+
+/** Groups recorded statements into waves: a statement started before every earlier one of its wave ended runs beside them. */
+function wavesOf(statements: CapturedStatement[]): CompiledQuery[][] {
+  const ordered = [...statements].sort((a, b) => a.startMs - b.startMs);
+  const waves: { statements: CapturedStatement[]; firstEnd: number }[] = [];
+  for (const statement of ordered) {
+    const current = waves.at(-1);
+    if (current && statement.startMs < current.firstEnd) {
+      current.statements.push(statement);
+      current.firstEnd = Math.min(current.firstEnd, statement.endMs);
+    } else {
+      waves.push({ statements: [statement], firstEnd: statement.endMs });
+    }
+  }
+  return waves.map((wave) => wave.statements.map((statement) => ({ sql: statement.sql, parameters: statement.parameters }) as unknown as CompiledQuery));
+}
+
+/** The service, in a child process; with `capture`, it records the statements it sends. */
+function startService(store: BenchStore, capture: boolean): Promise<RunningChild> {
+  return startChild(serverEntry, [], { env: { ...storeEnv(store), BENCH_CAPTURE: capture ? 'on' : 'off' } });
+}
+
+const searchPath = (seed: SearchSeed) => `/v1/studies/${seed.studyId}/participants/search`;
+
+async function post(port: number, seed: SearchSeed, body: SearchBody): Promise<{ status: number; answer: SearchAnswer; text: string }> {
+  const response = await fetch(`http://127.0.0.1:${port}${searchPath(seed)}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${seed.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, answer: (response.status === 200 ? JSON.parse(text) : undefined) as SearchAnswer, text };
+}
+
+async function searchOk(port: number, seed: SearchSeed, body: SearchBody): Promise<SearchAnswer> {
+  const { status, answer, text } = await post(port, seed, body);
+  if (status !== 200) throw new Error(`POST ${searchPath(seed)} answered ${status}: ${text.slice(0, 500)}`);
+  return answer;
+}
+
+/** Where the deep page starts: row ~5,000, or half-way through a smaller result (in whole steps of the walk). */
+function deepTarget(total: number): { position: number; step: number } {
+  const position = Math.min(DEEP_POSITION, Math.floor(total / 2));
+  if (position < 25) return { position: 0, step: 25 };
+  if (position <= 1000) return { position: Math.floor(position / 25) * 25, step: Math.floor(position / 25) * 25 };
+  return { position: Math.floor(position / 1000) * 1000, step: 1000 };
+}
+
+/**
+ * The cells of every shape, with the statements the service sends for each, recorded from a
+ * warm request (the second of two identical ones: the principal is cached by then, as it is
+ * under load).
+ */
+async function captureCells(port: number, seed: SearchSeed, shapes: SearchShape[]): Promise<Cell[]> {
+  const captured = async (body: SearchBody) => {
+    await searchOk(port, seed, body);
+    await fetch(`http://127.0.0.1:${port}/bench/captured`);
+    const answer = await searchOk(port, seed, body);
+    // The principal lookup is left out: the service caches it (AUTH_CACHE_SECONDS), so under load
+    // it is one statement every few seconds, not one per request; a slow request before this one
+    // can let the cache lapse just as the recording starts.
+    const statements = ((await (await fetch(`http://127.0.0.1:${port}/bench/captured`)).json()) as CapturedStatement[]).filter((statement) => !/\bapi_tokens\b/.test(statement.sql));
+    return { answer, waves: wavesOf(statements) };
+  };
+  const cells: Cell[] = [];
+  for (const shape of shapes) {
+    const first = await captured({ filter: shape.filter, pageInfo: { size: 25 } });
+    const total = first.answer.total;
+    const deep = deepTarget(total);
+    let startCursor: string | undefined;
+    for (let position = 0; position < deep.position; position += deep.step) {
+      const page = await searchOk(port, seed, { filter: shape.filter, pageInfo: { ...(startCursor ? { startCursor } : {}), size: deep.step } });
+      startCursor = page.pageInfo.endCursor;
+    }
+    const deepBody: SearchBody = { filter: shape.filter, pageInfo: { ...(startCursor ? { startCursor } : {}), size: 25 } };
+    const deepPage = await captured(deepBody);
+    const large = await captured({ filter: shape.filter, pageInfo: { size: 1000 } });
+    cells.push(
+      { shape, kind: 'first', body: { filter: shape.filter, pageInfo: { size: 25 } }, position: 0, total, rows: first.answer.results.length, waves: first.waves },
+      { shape, kind: 'deep', body: deepBody, position: deep.position, total, rows: deepPage.answer.results.length, waves: deepPage.waves },
+      { shape, kind: 'large', body: { filter: shape.filter, pageInfo: { size: 1000 } }, position: 0, total, rows: large.answer.results.length, waves: large.waves },
+    );
+  }
+  return cells;
+}
+
+/**
+ * Before the route exists: the engine's own page and count statements, compiled in this process
+ * for E1's target, sent together (as runSearch sends them). The service columns stay empty.
+ */
+async function compileCells(db: Kysely<DB>, seed: SearchSeed, shapes: SearchShape[]): Promise<Cell[]> {
+  const call: SearchCall = { db, cursors: new CursorCodec(await loadCursorSecret(db)), workspaceId: seed.workspaceId, now: new Date(), canReadPersonalData: true };
+  const target = participantsTarget(seed.workspaceId, seed.studyId);
+  const statementsOf = async (shape: SearchShape, page: SearchBody['pageInfo']) => {
+    const statements = await compileSearch(call, target, shape.filter, page, byParticipantId);
+    return [[statements.page.compile(db), statements.count.compile(db)]];
+  };
+  const cells: Cell[] = [];
+  for (const shape of shapes) {
+    const first = await runSearch(call, target, shape.filter, { size: 25 }, byParticipantId);
+    const deep = deepTarget(first.total);
+    let startCursor: string | undefined;
+    for (let position = 0; position < deep.position; position += deep.step) {
+      startCursor = (await runSearch(call, target, shape.filter, { startCursor, size: deep.step }, byParticipantId)).endCursor;
+    }
+    const deepPage = await runSearch(call, target, shape.filter, { startCursor, size: 25 }, byParticipantId);
+    const large = await runSearch(call, target, shape.filter, { size: 1000 }, byParticipantId);
+    const body = (pageInfo: SearchBody['pageInfo']): SearchBody => ({ filter: shape.filter, pageInfo });
+    cells.push(
+      { shape, kind: 'first', body: body({ size: 25 }), position: 0, total: first.total, rows: first.rows.length, waves: await statementsOf(shape, { size: 25 }) },
+      { shape, kind: 'deep', body: body({ startCursor, size: 25 }), position: deep.position, total: first.total, rows: deepPage.rows.length, waves: await statementsOf(shape, { startCursor, size: 25 }) },
+      { shape, kind: 'large', body: body({ size: 1000 }), position: 0, total: first.total, rows: large.rows.length, waves: await statementsOf(shape, { size: 1000 }) },
+    );
+  }
+  return cells;
+}
+
+async function explainCells(db: Kysely<DB>, cells: Cell[], file: string) {
+  const sections: string[] = [];
+  const printed: string[] = [];
+  for (const cell of cells) {
+    const statements = cell.waves.flat();
+    for (const [index, query] of statements.entries()) {
+      // Every kind of page sends the same count: explained once, with the first page.
+      if (cell.kind !== 'first' && /^\s*select count\(\*\)/.test(query.sql)) continue;
+      const { rows } = await db.executeQuery<{ 'QUERY PLAN': string }>({ ...query, sql: `explain (analyze, buffers) ${query.sql}` });
+      const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
+      const section =
+        `=== ${cell.shape.key} / ${pageLabels[cell.kind]} (statement ${index + 1} of ${statements.length}) — ${cell.shape.description}\n` +
+        `${query.sql.replace(/\n\s*\n/g, '\n').trim()}\nparameters: ${JSON.stringify(query.parameters).slice(0, 600)}\n\n${plan}\n`;
+      sections.push(section);
+      // The search's own statements are printed; lookups around them (the study, the properties) go to the file only.
+      if (/^\s*select count\(\*\)|as sort_key/.test(query.sql)) printed.push(section);
+    }
+  }
+  const text = sections.join('\n');
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, text);
+  log(printed.join('\n'));
+  log(`EXPLAIN (ANALYZE, BUFFERS) of every statement saved to ${file}`);
+}
+
+interface Load {
+  seconds: number;
+  concurrency: number;
+}
+
+interface Figures {
+  p50Ms: number;
+  p99Ms: number;
+  rps: number;
+  requests: number;
+  errors: number;
+}
+
+function percentile(sorted: number[], share: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))]!;
+}
+
+/**
+ * Closed-loop load: `concurrency` workers, each sending its next request when the previous one is
+ * answered, for `seconds`; requests in flight at the end are waited for and counted, so a cell
+ * slower than the run still yields figures. Service and floor are measured by this same loop.
+ */
+async function closedLoop(send: () => Promise<void>, load: Load): Promise<Figures> {
+  const { seconds, concurrency } = load;
+  const latencies: number[] = [];
+  let errors = 0;
+  const started = performance.now();
+  const until = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      // At least one request each, however slow: a cell slower than the run still gets figures.
+      do {
+        const at = performance.now();
+        try {
+          await send();
+          latencies.push(performance.now() - at);
+        } catch {
+          errors++;
+        }
+      } while (performance.now() < until);
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), rps: latencies.length / elapsed, requests: latencies.length, errors };
+}
+
+/** The floor: the cell's statements from a bare client, wave after wave, the statements of a wave together. */
+function floorLoad(execute: (query: CompiledQuery) => Promise<unknown>, cell: Cell, load: Load): Promise<Figures> {
+  return closedLoop(async () => {
+    for (const wave of cell.waves) await Promise.all(wave.map(execute));
+  }, load);
+}
+
+/** The service:  the cell's request over HTTP (keep-alive), its whole answer read. */
+function serviceLoad(port: number, seed: SearchSeed, cell: Cell, load: Load): Promise<Figures> {
+  const url = `http://127.0.0.1:${port}${searchPath(seed)}`;
+  const init = { method: 'POST', headers: { authorization: `Bearer ${seed.token}`, 'content-type': 'application/json' }, body: JSON.stringify(cell.body) };
+  return closedLoop(async () => {
+    const response = await fetch(url, init);
+    await response.arrayBuffer();
+    if (response.status !== 200) throw new Error(`answered ${response.status}`);
+  }, load);
+}
+
+/** A bare client on the store: a pg pool of the service's size, or the embedded store opened in this process. */
+async function bareClient(store: BenchStore): Promise<{ execute: (query: CompiledQuery) => Promise<unknown>; close(): Promise<void> }> {
+  if (store.kind === 'postgres') {
+    const pool = new pg.Pool({ connectionString: store.databaseUrl, max: POOL_SIZE, options: '-c TimeZone=UTC' });
+    return { execute: (query) => pool.query(query.sql, query.parameters as unknown[]), close: () => pool.end() };
+  }
+  const database = await openStore(store);
+  return { execute: (query) => database.db.executeQuery(query), close: () => database.close() };
+}
+
+interface Measured {
+  cell: Cell;
+  service?: Figures;
+  floor: Figures;
+}
+
+const round1 = (value: number) => Math.round(value * 10) / 10;
+const geometricMean = (values: number[]) => Math.exp(values.reduce((sum, value) => sum + Math.log(value), 0) / values.length);
+
+export async function run(options: BenchOptions): Promise<BenchResult> {
+  const { quick, flags } = options;
+  const unknown = flags.filter((flag) => !/^--(store|people|seconds|shapes|concurrency)=|^--(reuse|explain|no-load)$/.test(flag));
+  if (unknown.length > 0) {
+    throw new Error(`Unknown flag(s) for the search bench: ${unknown.join(' ')} (known: --store=postgres|embedded, --people=N, --reuse, --explain, --seconds=N, --shapes=a,b, --concurrency=N, --no-load)`);
+  }
+  const storeKind = flagValue(flags, 'store') ?? 'postgres';
+  if (storeKind !== 'postgres' && storeKind !== 'embedded') throw new Error(`--store must be postgres or embedded, got ${storeKind}`);
+  const people = Math.round(flagNumber(flags, 'people', quick ? 20_000 : storeKind === 'postgres' ? 1_000_000 : 100_000));
+  const seconds = { run: flagNumber(flags, 'seconds', quick ? 2 : 8), warm: quick ? 1 : 2 };
+  const concurrency = Math.round(flagNumber(flags, 'concurrency', DEFAULT_CONCURRENCY));
+  const warmLoad: Load = { seconds: seconds.warm, concurrency };
+  const measuredLoad: Load = { seconds: seconds.run, concurrency };
+  const { store, seed } = await prepareStore(storeKind, people, flags.includes('--reuse'));
+  const only = flagValue(flags, 'shapes')?.split(',');
+  const shapes = searchShapes(seed).filter((shape) => !only || only.some((key) => shape.key.startsWith(key)));
+  log(`search bench: ${shapes.length} shapes x ${pageKinds.length} pages, concurrency ${concurrency}, ${seconds.run} s per run after ${seconds.warm} s warm-up, store ${storeKind}, ${people.toLocaleString('en-US')} people`);
+
+  // The statements of each cell, recorded from the service (or compiled here while the route is missing).
+  let cells: Cell[];
+  let routed: boolean;
+  const capturer = await startService(store, true);
+  try {
+    // A bare POST: an unknown route answers the plain-text 404 of the not-found handler.
+    const probe = await fetch(`http://127.0.0.1:${capturer.port}${searchPath(seed)}`, { method: 'POST', headers: { authorization: `Bearer ${seed.token}` } });
+    routed = !(probe.status === 404 && (await probe.text()) === 'Not Found');
+    cells = routed ? await captureCells(capturer.port, seed, shapes) : [];
+  } finally {
+    await capturer.stop();
+  }
+  let parent: Database | undefined;
+  const parentDb = async () => (parent ??= await openStore(store)).db;
+  try {
+    if (!routed) {
+      log(`the service has no ${searchPath(seed).replace(seed.studyId, '{studyId}')} yet: the floor's statements are compiled by the engine in this process, and the service columns stay empty`);
+      cells = await compileCells(await parentDb(), seed, shapes);
+    }
+    for (const cell of cells) {
+      if (cell.kind !== 'first') continue;
+      const deep = cells.find((other) => other.shape === cell.shape && other.kind === 'deep');
+      log(`  ${cell.shape.key}: total ${cell.total.toLocaleString('en-US')}, deep page at row ${deep?.position ?? 0}, ${cell.waves.flat().length} statements per request (${cell.waves.map((wave) => wave.length).join(' then ')})`);
+    }
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    // EXPLAIN ANALYZE runs every statement once more (seconds each when the plan is poor): only when asked.
+    if (flags.includes('--explain')) await explainCells(await parentDb(), cells, path.join(dataDirectory, `search-explain-${storeKind}-${people}-${stamp}.txt`));
+
+    const measured: Measured[] = [];
+    if (!flags.includes('--no-load')) {
+      // The embedded store admits one process at a time: the service's runs first, then the floor's here.
+      // On PostgreSQL each cell's two runs are back to back, in alternating order, so drift in the
+      // shared machine's load weighs on both alike.
+      const interleave = store.kind === 'postgres';
+      if (!interleave && parent) {
+        await parent.close();
+        parent = undefined;
+      }
+      const service = routed ? await startService(store, false) : undefined;
+      const client = interleave ? await bareClient(store) : undefined;
+      const serviceFigures = new Map<Cell, Figures>();
+      try {
+        for (const [index, cell] of cells.entries()) {
+          const measureService = async () => {
+            if (!service) return;
+            await serviceLoad(service.port, seed, cell, warmLoad);
+            serviceFigures.set(cell, await serviceLoad(service.port, seed, cell, measuredLoad));
+          };
+          const measureFloor = async () => {
+            if (!client) return;
+            await floorLoad(client.execute, cell, warmLoad);
+            measured.push({ cell, floor: await floorLoad(client.execute, cell, measuredLoad) });
+          };
+          if (index % 2 === 0) {
+            await measureService();
+            await measureFloor();
+          } else {
+            await measureFloor();
+            await measureService();
+          }
+          const s = serviceFigures.get(cell);
+          const f = measured.find((m) => m.cell === cell)?.floor;
+          log(`  ${cell.shape.key.padEnd(13)} ${pageLabels[cell.kind].padEnd(8)} service ${s ? `p50 ${round1(s.p50Ms)} p99 ${round1(s.p99Ms)} ms` : 'n/a'}${f ? `, floor p50 ${round1(f.p50Ms)} p99 ${round1(f.p99Ms)} ms` : ''}`);
+        }
+      } finally {
+        await service?.stop();
+        await client?.close();
+      }
+      if (!interleave) {
+        const embedded = await bareClient(store);
+        try {
+          for (const cell of cells) {
+            await floorLoad(embedded.execute, cell, warmLoad);
+            const floor = await floorLoad(embedded.execute, cell, measuredLoad);
+            measured.push({ cell, floor });
+            log(`  ${cell.shape.key.padEnd(13)} ${pageLabels[cell.kind].padEnd(8)} floor p50 ${round1(floor.p50Ms)} p99 ${round1(floor.p99Ms)} ms`);
+          }
+        } finally {
+          await embedded.close();
+        }
+      }
+      for (const entry of measured) entry.service = serviceFigures.get(entry.cell);
+    }
+
+    log('');
+    log(
+      formatTable(
+        ['shape', 'page', 'total', 'rows', 'service p50', 'service p99', 'floor p50', 'floor p99', 'ratio p50', 'ratio p99', 'service req/s', 'requests', 'errors'],
+        measured.map(({ cell, service, floor }) => [
+          cell.shape.key,
+          pageLabels[cell.kind] + (cell.kind === 'deep' ? ` @${cell.position}` : ''),
+          cell.total,
+          cell.rows,
+          service ? round1(service.p50Ms) : 'n/a',
+          service ? round1(service.p99Ms) : 'n/a',
+          round1(floor.p50Ms),
+          round1(floor.p99Ms),
+          service ? Math.round((service.p50Ms / floor.p50Ms) * 100) / 100 : 'n/a',
+          service ? Math.round((service.p99Ms / floor.p99Ms) * 100) / 100 : 'n/a',
+          service ? round1(service.rps) : 'n/a',
+          `${service ? service.requests : '-'}/${floor.requests}`,
+          (service?.errors ?? 0) + floor.errors,
+        ]),
+      ),
+    );
+    const withService = measured.filter((entry) => entry.service);
+    const ratio = withService.length > 0 ? geometricMean(withService.map((entry) => entry.service!.p50Ms / entry.floor.p50Ms)) : Number.NaN;
+    if (withService.length > 0) log(`\nservice / floor at p50, geometric mean over ${withService.length} cells: ${ratio.toFixed(3)} (aim <= 1.3)`);
+    const failures = measured.filter((entry) => (entry.service?.errors ?? 0) + entry.floor.errors > 0);
+    if (failures.length > 0) log(`WARNING: ${failures.length} cell(s) had errors; their figures are suspect`);
+
+    return {
+      bench: 'search',
+      quick,
+      store: storeKind,
+      people,
+      targetParticipants: seed.counts.targetParticipants,
+      historyParticipants: seed.counts.historyParticipants,
+      concurrency,
+      seconds: seconds.run,
+      routed,
+      // Without the route there is no service to compare: the floor alone, ratio 1 by definition.
+      ratio: Number.isFinite(ratio) ? Math.round(ratio * 1000) / 1000 : 1,
+      cells: measured.map(({ cell, service, floor }) => ({
+        shape: cell.shape.key,
+        page: cell.kind,
+        position: cell.position,
+        total: cell.total,
+        rows: cell.rows,
+        statements: cell.waves.flat().length,
+        serviceP50Ms: service ? round1(service.p50Ms) : null,
+        serviceP99Ms: service ? round1(service.p99Ms) : null,
+        floorP50Ms: round1(floor.p50Ms),
+        floorP99Ms: round1(floor.p99Ms),
+        serviceRequests: service?.requests ?? null,
+        floorRequests: floor.requests,
+      })),
+    };
+  } finally {
+    await parent?.close();
+  }
+}

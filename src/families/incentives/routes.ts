@@ -1,0 +1,127 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { requestContext, type ServiceDeps } from '../../context.js';
+import { idempotencyOf, REPLAYED_HEADER } from '../../http/idempotency.js';
+import { errorResponse } from '../../http/schemas.js';
+import { Incentive, IncentiveActionResult, IncentiveIdParams, SendIncentiveBody } from './schemas.js';
+import * as service from './service.js';
+
+const tags = ['Incentives'];
+const incentiveNotFound = errorResponse("Incentive not found (also for another workspace's incentive).");
+const recipientNote =
+  '`recipientEmail` is the recipient\'s current email: null once the person is deleted, masked ("***@***") for tokens without the personal-data right.';
+const draftNote = 'The reference allows this only while the incentive\'s study is in DRAFT: otherwise 409 "Study is not in draft status" (path ["studyId"]).';
+
+export const incentivesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async (app, { deps }) => {
+  const context = (request: FastifyRequest) => requestContext(deps, request);
+
+  app.post(
+    '/incentives',
+    {
+      config: { right: 'incentives:write' },
+      schema: {
+        operationId: 'sendIncentive',
+        summary: 'Send an incentive',
+        description:
+          'Pays a participant. MONEY_OR_GIFT_CARD and PROVIDER_ONE_MONEY are ordered at the incentive provider and start UNCLAIMED ' +
+          '(then CLAIMED, ERROR, CANCELED or EXPIRED); CUSTOM and RECRUITMENT_FEE are handed over outside the service, recorded as SENT. ' +
+          "budgetId, customIncentiveId and customIncentiveValue default to the study plan's incentive settings.\n\n" +
+          'The incentive is recorded before the provider is called, so it is never half-sent: if the provider refuses the order the ' +
+          'answer is still 201, with status ERROR; if the provider does not answer in time it is 201 with status UNCLAIMED, and the ' +
+          'service orders again in the background (with the incentive id as the provider\'s idempotency key, so it is paid once) until ' +
+          'the provider confirms, or voids it and marks it ERROR after about two hours of attempts.\n\n' +
+          'Send an `Idempotency-Key` to retry safely: the key is also kept on the incentive itself, so one key never pays twice, even ' +
+          `after the 24 hours the service keeps ordinary keys. ${recipientNote}`,
+        tags,
+        body: SendIncentiveBody,
+        response: {
+          201: Type.Ref(Incentive),
+          400: errorResponse('Invalid input (customIncentiveId and customIncentiveValue apply only to CUSTOM); `path` names the offending field.'),
+          404: errorResponse('The participant does not exist in this workspace, or its person was deleted (path ["participantId"]).'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const result = await service.sendIncentive(context(request), deps.providers, request.body, idempotencyOf(request));
+      if (result.replayed) reply.header(REPLAYED_HEADER, 'true');
+      return reply.code(201).send(result.incentive);
+    },
+  );
+
+  app.get(
+    '/incentives/:incentiveId',
+    {
+      config: { right: 'incentives:read' },
+      schema: {
+        operationId: 'getIncentive',
+        'x-reference-id': 'E13',
+        summary: 'Get an incentive',
+        description: `An incentive of the workspace. ${recipientNote}`,
+        tags,
+        params: IncentiveIdParams,
+        response: { 200: Type.Ref(Incentive), 404: incentiveNotFound },
+      },
+    },
+    async (request) => service.getIncentive(context(request), request.params.incentiveId),
+  );
+
+  app.post(
+    '/incentives/:incentiveId/resend',
+    {
+      config: { right: 'incentives:write' },
+      schema: {
+        operationId: 'resendIncentive',
+        'x-reference-id': 'E16',
+        summary: 'Resend an incentive',
+        description:
+          'Asks the provider to send the claim email of an already-sent incentive again. Only provider-backed incentives that are not ' +
+          'canceled and not expired, with an order at the provider (not still being ordered or canceled, not refused). Status does not change. ' +
+          draftNote,
+        tags,
+        params: IncentiveIdParams,
+        response: {
+          200: IncentiveActionResult,
+          404: incentiveNotFound,
+          409: errorResponse(
+            'Study is not in draft status (path ["studyId"]); or the incentive cannot be resent, the message says why (path ["incentiveId"]): ' +
+              'not provider-backed, canceled, expired or expiring (its order being voided at the provider), still being ordered, being canceled, ' +
+              'its order refused or voided, or the provider refused the resend.',
+          ),
+          502: errorResponse('The provider did not confirm the resend in time (path ["incentiveId"]); retrying is safe.'),
+        },
+      },
+    },
+    async (request) => service.resendIncentive(context(request), deps.providers, request.params.incentiveId),
+  );
+
+  app.post(
+    '/incentives/:incentiveId/cancel',
+    {
+      config: { right: 'incentives:write' },
+      schema: {
+        operationId: 'cancelIncentive',
+        'x-reference-id': 'E17',
+        summary: 'Cancel an incentive',
+        description:
+          'Cancels an already-sent incentive: a provider-backed one (UNCLAIMED) is voided at the provider and becomes CANCELED when the ' +
+          'provider confirms; a CUSTOM or RECRUITMENT_FEE one (SENT) is marked CANCELED. If the provider does not answer in time the ' +
+          'answer is 502 and the service keeps asking it in the background; the incentive becomes CANCELED once it confirms. ' +
+          draftNote,
+        tags,
+        params: IncentiveIdParams,
+        response: {
+          200: IncentiveActionResult,
+          404: incentiveNotFound,
+          409: errorResponse(
+            'Study is not in draft status (path ["studyId"]); or the incentive cannot be canceled, the message says why (path ["incentiveId"]): ' +
+              'already claimed, already canceled, expired or expiring (its order being voided at the provider), failed, still being ordered at ' +
+              'the provider, or the provider refused the void.',
+          ),
+          502: errorResponse('The provider did not confirm the void in time (path ["incentiveId"]); the service keeps asking it.'),
+        },
+      },
+    },
+    async (request) => service.cancelIncentive(context(request), deps.providers, request.params.incentiveId),
+  );
+};

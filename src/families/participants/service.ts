@@ -1,0 +1,331 @@
+import type { Insertable, Kysely, Updateable } from 'kysely';
+import type { CallContext as SharedCallContext } from '../../context.js';
+import type {
+  DB,
+  ParticipantApprovalStatus,
+  ParticipantRow,
+  ParticipantScreenerState,
+  ParticipantStatus,
+  ParticipantStatusEventsTable,
+  ParticipantsTable,
+} from '../../db/schema.js';
+import { inTransaction } from '../../db/transaction.js';
+import { conflict, type ErrorItem, notFound } from '../../http/errors.js';
+import { maskEmail, maskText } from '../../http/masking.js';
+import { idPrefixes, newId } from '../../ids.js';
+import { studyExists } from '../studies/queries.js';
+import * as queries from './queries.js';
+import type { UpdateParticipantBody } from './requests.js';
+import { refusedMove, studyKindOf } from './states.js';
+
+export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'canReadPersonalData'>;
+
+/** The Participant response (see schemas.ts). */
+export interface Participant {
+  participantId: string;
+  personId: string;
+  studyId: string;
+  email: string | null;
+  phone: string | null;
+  additionalEmails: string[];
+  additionalPhones: string[];
+  status: ParticipantStatus;
+  invitedToStudyAt: string | null;
+  approvedAt: string | null;
+  screenerSentAt: string | null;
+  testCompletedAt: string | null;
+  interviewStartTime: string | null;
+  screenerResponseDate: string | null;
+  addedToStudyAt: string;
+  approvalStatus: ParticipantApprovalStatus;
+  screenerState: ParticipantScreenerState;
+  note: { note: string; createdByUserId: string | null } | null;
+  rating: number | null;
+  quotaGroup: string | null;
+  consentFormSubmittedAt: string | null;
+}
+
+/** The participant columns a Participant is presented from: select these (or all) for presentParticipants. */
+export const presentedColumns = [
+  'participant_id',
+  'person_id',
+  'study_id',
+  'status',
+  'invited_at',
+  'approved_at',
+  'screener_sent_at',
+  'test_completed_at',
+  'interview_start_time',
+  'screener_submitted_at',
+  'added_at',
+  'approval_status',
+  'screener_state',
+  'note',
+  'note_created_by_user_id',
+  'rating',
+  'quota_group',
+  'consent_submitted_at',
+] as const satisfies readonly (keyof ParticipantRow)[];
+
+export type PresentableParticipant = Pick<ParticipantRow, (typeof presentedColumns)[number]>;
+
+/**
+ * Participants rows as Participant responses, in the order given: the contact details of all
+ * their people in one query, masked for a token without the personal-data right. A person whose
+ * data was erased has null email and phone.
+ */
+export async function presentParticipants(
+  db: Kysely<DB>,
+  workspaceId: string,
+  rows: readonly PresentableParticipant[],
+  canReadPersonalData: boolean,
+): Promise<Participant[]> {
+  if (rows.length === 0) return [];
+  const contacts = await queries.findContacts(
+    db,
+    workspaceId,
+    rows.map((row) => row.person_id),
+  );
+  return rows.map((row) => presentParticipant(row, contacts.get(row.person_id), canReadPersonalData));
+}
+
+/** One participant row with its person's contact details (read with it, or looked up). */
+export function presentParticipant(row: PresentableParticipant, contact: queries.PersonContact | undefined, canReadPersonalData: boolean): Participant {
+  return {
+    participantId: row.participant_id,
+    personId: row.person_id,
+    studyId: row.study_id,
+    email: maskEmail(contact?.email ?? null, canReadPersonalData),
+    phone: maskText(contact?.phone ?? null, canReadPersonalData),
+    additionalEmails: (contact?.additional_emails ?? []).map((email) => maskEmail(email, canReadPersonalData)),
+    additionalPhones: (contact?.additional_phones ?? []).map((phone) => maskText(phone, canReadPersonalData)),
+    status: row.status,
+    invitedToStudyAt: row.invited_at,
+    approvedAt: row.approved_at,
+    screenerSentAt: row.screener_sent_at,
+    testCompletedAt: row.test_completed_at,
+    interviewStartTime: row.interview_start_time,
+    screenerResponseDate: row.screener_submitted_at,
+    addedToStudyAt: row.added_at,
+    approvalStatus: row.approval_status,
+    screenerState: row.screener_state,
+    note: row.note === null ? null : { note: row.note, createdByUserId: row.note_created_by_user_id },
+    rating: row.rating,
+    quotaGroup: row.quota_group,
+    consentFormSubmittedAt: row.consent_submitted_at,
+  };
+}
+
+/** Why a person cannot be added (checked in this order), or undefined when they can. */
+function refusedAddition(
+  personId: string,
+  listedEarlierAt: number | undefined,
+  person: { is_opted_out: boolean; deleted_at: string | null } | undefined,
+  participating: ReadonlySet<string>,
+): string | undefined {
+  if (listedEarlierAt !== undefined) return `The person is already listed at personIds/${listedEarlierAt}`;
+  if (!person || person.deleted_at !== null) return 'Person not found';
+  if (person.is_opted_out) return 'The person has opted out and cannot be added to a study';
+  if (participating.has(personId)) return 'The person already takes part in this study';
+  return undefined;
+}
+
+const presentOne = async (context: CallContext, db: Kysely<DB>, row: PresentableParticipant) =>
+  (await presentParticipants(db, context.workspaceId, [row], context.canReadPersonalData))[0]!;
+
+const now = (context: CallContext) => context.clock.now().toISOString();
+
+/**
+ * POST /studies/{studyId}/participants: each person not already taking part joins the study as
+ * NOT_STARTED, PENDING_REVIEW, NOT_SENT. An unknown, deleted or opted-out person, one already
+ * taking part, or one listed twice (the later listing) is an error item naming its index.
+ */
+export async function addParticipants(context: CallContext, studyId: string, personIds: readonly string[]): Promise<{ results: Participant[]; errors: ErrorItem[] }> {
+  const { workspaceId } = context;
+  return inTransaction(context.db, async (db) => {
+    const study = await queries.lockStudyForAdding(db, workspaceId, studyId);
+    if (!study) throw notFound('Study', ['studyId']);
+    if (study.status === 'CLOSED') throw conflict('A CLOSED study takes no new participants', ['studyId']);
+
+    const distinct = [...new Set(personIds)];
+    const people = new Map((await queries.findPeopleForAdding(db, workspaceId, distinct)).map((person) => [person.person_id, person]));
+    const participating = await queries.findParticipatingPersonIds(db, workspaceId, studyId, distinct);
+
+    const errors: { index: number; message: string }[] = [];
+    const firstIndex = new Map<string, number>();
+    const toAdd: string[] = [];
+    for (const [index, personId] of personIds.entries()) {
+      const listedEarlierAt = firstIndex.get(personId);
+      if (listedEarlierAt === undefined) firstIndex.set(personId, index);
+      const refusal = refusedAddition(personId, listedEarlierAt, people.get(personId), participating);
+      if (refusal) errors.push({ index, message: refusal });
+      else toAdd.push(personId);
+    }
+
+    const at = now(context);
+    const studyKind = studyKindOf(study.study_type);
+    const inserted = await queries.insertParticipants(
+      db,
+      toAdd.map((personId) => ({
+        workspace_id: workspaceId,
+        participant_id: newId(idPrefixes.participant),
+        study_id: studyId,
+        person_id: personId,
+        study_kind: studyKind,
+        status: 'NOT_STARTED',
+        approval_status: 'PENDING_REVIEW',
+        screener_state: 'NOT_SENT',
+        added_by_user_id: context.userId,
+        added_at: at,
+        updated_at: at,
+      })),
+    );
+    // The unique index is the last wall: a row it skipped is an error item like any other.
+    const insertedPeople = new Set(inserted.map((row) => row.person_id));
+    for (const personId of toAdd) {
+      if (!insertedPeople.has(personId)) errors.push({ index: firstIndex.get(personId)!, message: 'The person already takes part in this study' });
+    }
+    const byPerson = new Map(inserted.map((row) => [row.person_id, row]));
+    const rows = toAdd.flatMap((personId) => byPerson.get(personId) ?? []);
+    return {
+      results: await presentParticipants(db, workspaceId, rows, context.canReadPersonalData),
+      errors: errors.sort((a, b) => a.index - b.index).map(({ index, message }) => ({ message, path: ['personIds', String(index)] })),
+    };
+  });
+}
+
+export async function getParticipant(context: CallContext, studyId: string, participantId: string): Promise<Participant> {
+  const row = await queries.findParticipant(context.db, context.workspaceId, studyId, participantId);
+  if (!row) {
+    if (!(await studyExists(context.db, context.workspaceId, studyId))) throw notFound('Study', ['studyId']);
+    throw notFound('Participant', ['participantId']);
+  }
+  return presentOne(context, context.db, row);
+}
+
+/** Two date-times name the same instant (the stored text and a client's may differ in form). */
+const sameInstant = (a: string | null, b: string | null) => (a === null || b === null ? a === b : Date.parse(a) === Date.parse(b));
+
+type EventDraft = Pick<Insertable<ParticipantStatusEventsTable>, 'field' | 'from_value' | 'to_value' | 'is_contact'>;
+
+/**
+ * PATCH /studies/{studyId}/participants/{participantId}: only the fields given change. Moves of
+ * status, approvalStatus and screenerState follow the tables of states.ts (a refused one is a
+ * 409 naming the field); each real change of one of them appends a status event, and a contact
+ * (an invitation, a screener sent) moves the person's last contact, all in one transaction.
+ */
+export async function updateParticipant(context: CallContext, studyId: string, participantId: string, body: UpdateParticipantBody): Promise<Participant> {
+  const { workspaceId } = context;
+  return inTransaction(context.db, async (db) => {
+    const study = await queries.findStudyFacts(db, workspaceId, studyId, { lock: true });
+    if (!study) throw notFound('Study', ['studyId']);
+    const participant = await queries.lockParticipant(db, workspaceId, studyId, participantId);
+    if (!participant) throw notFound('Participant', ['participantId']);
+
+    const refusal = refusedMove(
+      { studyType: study.study_type, studyStatus: study.status, hasScreener: study.has_screener },
+      {
+        status: participant.status,
+        statusBeforeHidden: participant.status_before_hidden,
+        approvalStatus: participant.approval_status,
+        screenerState: participant.screener_state,
+        interviewStartTime: participant.interview_start_time,
+        isOptedOut: participant.is_opted_out,
+      },
+      body,
+    );
+    if (refusal) throw conflict(refusal.message, refusal.path);
+
+    const at = now(context);
+    const changes: Updateable<ParticipantsTable> = {};
+    const events: EventDraft[] = [];
+
+    if (body.approvalStatus !== undefined && body.approvalStatus !== participant.approval_status) {
+      changes.approval_status = body.approvalStatus;
+      if (body.approvalStatus === 'APPROVED') changes.approved_at = at;
+      events.push({ field: 'approvalStatus', from_value: participant.approval_status, to_value: body.approvalStatus, is_contact: false });
+    }
+
+    if (body.screenerState !== undefined && body.screenerState !== participant.screener_state) {
+      changes.screener_state = body.screenerState;
+      if (body.screenerState === 'SCREENER_SENT') changes.screener_sent_at = at;
+      if (body.screenerState === 'SUBMITTED') changes.screener_submitted_at = at;
+      events.push({ field: 'screenerState', from_value: participant.screener_state, to_value: body.screenerState, is_contact: body.screenerState === 'SCREENER_SENT' });
+    }
+
+    if (body.interviewStartTime !== undefined && !sameInstant(body.interviewStartTime, participant.interview_start_time)) {
+      changes.interview_start_time = body.interviewStartTime;
+    }
+    if (body.testCompletedAt !== undefined && !sameInstant(body.testCompletedAt, participant.test_completed_at)) {
+      changes.test_completed_at = body.testCompletedAt;
+    }
+
+    if (body.status !== undefined && body.status !== participant.status) {
+      const from = participant.status;
+      const to = body.status;
+      changes.status = to;
+      // Unhiding returns to a status already held: its side effects (an invitation time, a
+      // contact, a no-show, a completion) happened when the participant first reached it.
+      const unhiding = from === 'HIDDEN';
+      if (unhiding) changes.status_before_hidden = null;
+      else {
+        if (to === 'HIDDEN') changes.status_before_hidden = from;
+        if (to === 'INVITED' && participant.invited_at === null) changes.invited_at = at;
+        if (to === 'NO_SHOW') changes.no_show_count = participant.no_show_count + 1;
+        if (to === 'COMPLETED') Object.assign(changes, completionOf(participant, body, at));
+      }
+      events.push({ field: 'status', from_value: from, to_value: to, is_contact: to === 'INVITED' && !unhiding });
+    }
+
+    if (body.note !== undefined && body.note !== participant.note) {
+      changes.note = body.note;
+      changes.note_created_by_user_id = body.note === null ? null : context.userId;
+    }
+    if (body.rating !== undefined && body.rating !== participant.rating) changes.rating = body.rating;
+    if (body.quotaGroup !== undefined && body.quotaGroup !== participant.quota_group) changes.quota_group = body.quotaGroup;
+
+    if (body.consentFormSubmitted === true && participant.consent_submitted_at === null) {
+      changes.consent_submitted_at = at;
+      await queries.insertConsentSubmission(db, {
+        workspace_id: workspaceId,
+        consent_submission_id: newId(idPrefixes.consentSubmission),
+        person_id: participant.person_id,
+        consent_form_id: study.consent_form_id,
+        study_id: studyId,
+        submitted_at: at,
+      });
+    }
+
+    if (Object.keys(changes).length === 0) return presentOne(context, db, participant);
+    changes.updated_at = at;
+    const updated = await queries.updateParticipant(db, workspaceId, participantId, changes);
+    await queries.insertStatusEvents(
+      db,
+      events.map((event) => ({
+        ...event,
+        workspace_id: workspaceId,
+        study_id: studyId,
+        participant_id: participantId,
+        person_id: participant.person_id,
+        user_id: context.userId,
+        occurred_at: at,
+      })),
+    );
+    if (events.some((event) => event.is_contact)) await queries.recordContact(db, workspaceId, participant.person_id, at);
+    return presentOne(context, db, updated);
+  });
+}
+
+/**
+ * A first completion's times: completed_at is the test completion time (given now or stored),
+ * else the session's start in an interview study, else now; an unmoderated test or survey
+ * without a stored or given test completion time gets now as that time too.
+ */
+function completionOf(participant: ParticipantRow, body: UpdateParticipantBody, at: string): Updateable<ParticipantsTable> {
+  if (participant.completed_at !== null) return {};
+  const testCompletedAt = body.testCompletedAt !== undefined ? body.testCompletedAt : participant.test_completed_at;
+  const interviewStartTime = body.interviewStartTime !== undefined ? body.interviewStartTime : participant.interview_start_time;
+  const isInterview = participant.study_kind === 'INTERVIEW';
+  const completedAt = testCompletedAt ?? (isInterview ? interviewStartTime : null) ?? at;
+  return isInterview || testCompletedAt !== null ? { completed_at: completedAt } : { completed_at: completedAt, test_completed_at: at };
+}

@@ -1,0 +1,35 @@
+import { type RawBuilder, sql } from 'kysely';
+import type { CompileContext, PropertyDefinition, ValueType } from './catalogue.js';
+import { incentiveStatuses, incentiveTypes } from '../families/incentives/states.js';
+import { enumOptions } from './sql.js';
+
+/**
+ * The INCENTIVE names, as SQL over `incentives as i`: the incentive searched (POST /incentives/search),
+ * or, in a search of participants or signup submissions, the participant's (person's) most recent
+ * incentive, empty when there is none.
+ */
+
+const incentive = (label: string, type: ValueType, meaning: string, value: (ctx: CompileContext) => RawBuilder<unknown>, extra: Partial<PropertyDefinition> = {}): PropertyDefinition => ({
+  label: `INCENTIVE.${label}`,
+  type,
+  personalData: false,
+  value,
+  meaning,
+  ...extra,
+});
+
+const column = (name: string) => () => sql.ref(`i.${name}`);
+
+export const incentiveNames: Record<string, PropertyDefinition> = {
+  // The recipient's email: the person's, while they are not deleted.
+  EMAIL: incentive('EMAIL', 'email', "the recipient's email (empty once the recipient is deleted)", () => sql`(case when i.incentive_id is not null then p.email end)`, { personalData: true }),
+  TYPE: incentive('TYPE', 'enum', 'the incentive type', column('type'), { options: enumOptions(incentiveTypes) }),
+  AMOUNT: incentive('AMOUNT', 'number', 'the amount, in cents', column('amount_cents')),
+  STATUS: incentive('STATUS', 'enum', 'the incentive status', column('status'), { options: enumOptions(incentiveStatuses) }),
+  STUDY: incentive('STUDY', 'text', 'the id of the study the incentive was sent for', column('study_id')),
+  SENDER: incentive('SENDER', 'text', 'the id of the user who sent the incentive', column('sent_by_user_id')),
+  SENT_AT: incentive('SENT_AT', 'datetime', 'when the incentive was sent', column('sent_at')),
+  INCENTIVE_BUDGET: incentive('INCENTIVE_BUDGET', 'text', 'the budget id the incentive was paid from', column('budget_id')),
+  CUSTOM_INCENTIVE: incentive('CUSTOM_INCENTIVE', 'text', 'the custom incentive id', column('custom_incentive_id')),
+  CUSTOM_INCENTIVE_VALUE: incentive('CUSTOM_INCENTIVE_VALUE', 'text', 'the custom incentive value', column('custom_incentive_value')),
+};

@@ -1,0 +1,49 @@
+import { computableNames, isReferenceName, type PropertyDefinition, type ValueType } from './catalogue.js';
+import { referenceNames, type PropertyGroup } from './names.js';
+
+const typeWords: Record<ValueType, string> = {
+  text: 'text',
+  email: 'text (email)',
+  number: 'number',
+  datetime: 'date-time',
+  boolean: 'boolean',
+  enum: 'enum',
+  select: 'single select',
+  multiselect: 'multi select',
+  membership: 'set',
+  location: 'location',
+};
+
+const groupIntro: Record<PropertyGroup, string> = {
+  PERSON: 'the person',
+  PARTICIPANT: "the participant of the study searched (in a signup-submission search: the person's participant of `studyId`)",
+  INCENTIVE: "the incentive searched; in a participant or submission search, the participant's (or person's) most recent incentive, empty when none",
+};
+
+function row(name: string, definition: PropertyDefinition): string {
+  const values = definition.options && definition.type === 'enum' ? ` (${definition.options.map((option) => option.name).join(', ')})` : '';
+  return `| ${name} | ${typeWords[definition.type]}${values} | ${definition.meaning ?? ''} |`;
+}
+
+/**
+ * Every name of the reference's three lists, what it means and its type: the one place the
+ * OpenAPI document defines them (the RootFilter schema's description). Names the service cannot
+ * compute are listed as such.
+ */
+export function describePropertyNames(): string {
+  const sections = (Object.keys(referenceNames) as PropertyGroup[]).map((group) => {
+    const computable = computableNames[group];
+    const rows = [...referenceNames[group], ...Object.keys(computable).filter((name) => !isReferenceName(group, name))].map((name) => {
+      const definition = computable[name];
+      return definition ? row(name, definition) : `| ${name} | — | not computed by this service (it keeps no population lists): refused with a 400 that says so |`;
+    });
+    return [`**${group}** names read ${groupIntro[group]}.`, '', '| name | type | meaning |', '|---|---|---|', ...rows].join('\n');
+  });
+  return [
+    'Names a filter or sort may use, by `propertyGroup`. Counts and sums are 0 when there is nothing to count; windows (`_L30`, `_L90`, `_L365`, last year) are the last N×24 hours up to now by the service clock. ' +
+      'Comparisons by type: text — EQUALS, NOT_EQUALS, CONTAINS, NOT_CONTAINS, STARTS_WITH, IN, NOT_IN; number — EQUALS, NOT_EQUALS, GREATER_THAN(_OR_EQUAL), LESS_THAN(_OR_EQUAL), BETWEEN; ' +
+      'date-time — BEFORE, AFTER, ON, BETWEEN, IN_LAST_DAYS, NOT_IN_LAST_DAYS; boolean — IS_TRUE, IS_FALSE; enum and single select — IS_ANY_OF, IS_NONE_OF; multi select and set — HAS_ANY_OF, HAS_ALL_OF, HAS_NONE_OF (sets sort by their size); ' +
+      'location — WITHIN_KM, COUNTRY_IS; every type — IS_EMPTY, IS_NOT_EMPTY.',
+    ...sections,
+  ].join('\n\n');
+}

@@ -1,0 +1,182 @@
+import { createHash } from 'node:crypto';
+import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
+import type { DB } from '../db/schema.js';
+import type { CursorCodec } from '../http/cursor.js';
+import { badRequest, notFound } from '../http/errors.js';
+import { type CompileContext, loadCustomProperties } from './catalogue.js';
+import { compileRootFilter, type CompiledSearch, type GroupAvailability, namedPropertyIds, type SortKey } from './compile.js';
+import type { PropertyGroup } from './names.js';
+import type { RootFilter } from './schemas.js';
+import { loadSegmentConditions, segmentsNamed } from './segments.js';
+
+/** Who searches, and when: the parts of a call the search needs. */
+export interface SearchCall {
+  db: Kysely<DB>;
+  cursors: CursorCodec;
+  workspaceId: string;
+  now: Date;
+  canReadPersonalData: boolean;
+}
+
+/**
+ * What a search reads: its rows, under the aliases the catalogue's names are written over (`p`
+ * the person, `pt` the participant, `i` the incentive), and how they are ordered by default.
+ */
+export interface SearchTarget {
+  /** Binds cursors to this search (route and the ids that scope it); the filter is added to it. */
+  scope: string;
+  /** FROM and joins, given the groups the query reads: joins no name needs are left out. */
+  from(groups: ReadonlySet<PropertyGroup>): RawBuilder<unknown>;
+  /** What every row meets: the workspace, the study or form searched, not deleted. */
+  where: RawBuilder<SqlBool>;
+  /** The row's id (text), which breaks ties in every sort. */
+  id: RawBuilder<unknown>;
+  /** The columns each row of the page returns. */
+  columns: RawBuilder<unknown>;
+  groups: GroupAvailability;
+  /** Groups whose row a searched row may lack (outer joins): their names may then be null. */
+  optionalGroups?: readonly PropertyGroup[];
+}
+
+export interface SearchPage<Row> {
+  rows: Row[];
+  total: number;
+  hasNextPage: boolean;
+  startCursor: string;
+  endCursor: string;
+}
+
+export interface PageRequest {
+  startCursor?: string;
+  size: number;
+}
+
+const cursorPath = ['pageInfo', 'startCursor'];
+
+/** Where a page starts: after the row of this sort key and id, reading time as of `now`. */
+interface Position {
+  value: string | null;
+  id: string;
+  now: Date;
+}
+
+/**
+ * Cursors carry [sort key as text, row id, the first page's now in epoch ms]. The key is text,
+ * because a timestamp read into a JS Date loses its microseconds and the page boundary would then
+ * skip or repeat rows. `now` is kept so every page of a walk reads relative names (IN_LAST_DAYS,
+ * the _L30 counts, "last year") at the same instant: a key that moved with the clock between two
+ * pages would otherwise show a row twice or not at all.
+ */
+function decodePosition(cursors: CursorCodec, scope: string, startCursor: string): Position {
+  const key = cursors.decode(scope, startCursor, cursorPath);
+  const [value, id, nowMs] = key;
+  if (key.length !== 3 || (value !== null && typeof value !== 'string') || typeof id !== 'string' || typeof nowMs !== 'number' || !Number.isSafeInteger(nowMs)) {
+    throw badRequest('startCursor is not a valid cursor for this query', cursorPath);
+  }
+  return { value, id, now: new Date(nowMs) };
+}
+
+/**
+ * The rows after (value, id) in the order `key direction nulls last, id direction`. For a key
+ * that is never null, the row comparison comes with the same bound on the key alone: when the
+ * key is the person's and the id the participant's (E1 sorted by a PERSON name), the row
+ * comparison spans two tables and cannot bound an index scan, but `key <= value` bounds the scan
+ * of an index in the key's order, so a deep page starts where the last one ended.
+ */
+function after(sort: SortKey, rowId: RawBuilder<unknown>, cursorValue: string | null, id: string): RawBuilder<SqlBool> {
+  const beyond = sql.raw(sort.direction === 'ASC' ? '>' : '<');
+  const idAfter = sql`${rowId} ${beyond} ${id}`;
+  // A cursor issued before the key stood in for nulls carries null for the rows now keyed by the stand-in.
+  const value = cursorValue ?? (sort.notNull ? (sort.nullsAs ?? null) : null);
+  if (value === null) return sql<SqlBool>`(${sort.key} is null and ${idAfter})`;
+  const typed = sql`cast(${value} as ${sql.raw(sort.sqlType)})`;
+  if (sort.notNull) return sql<SqlBool>`(${sort.key} ${sql.raw(sort.direction === 'ASC' ? '>=' : '<=')} ${typed} and (${sort.key}, ${rowId}) ${beyond} (${typed}, ${id}))`;
+  return sql<SqlBool>`(${sort.key} ${beyond} ${typed} or (${sort.key} = ${typed} and ${idAfter}) or ${sort.key} is null)`;
+}
+
+/** A filter's ids of populations, studies, …: an unknown one is a 404 naming the value. */
+export async function checkMemberships(call: Pick<SearchCall, 'db' | 'workspaceId'>, compiled: Pick<CompiledSearch, 'membershipChecks'>) {
+  const byMembership = new Map<CompiledSearch['membershipChecks'][number]['membership'], string[]>();
+  for (const check of compiled.membershipChecks) byMembership.set(check.membership, [...(byMembership.get(check.membership) ?? []), check.id]);
+  for (const [membership, ids] of byMembership) {
+    if (!membership.check) continue;
+    const existing = await membership.check.existing(call.db, call.workspaceId, [...new Set(ids)]);
+    const missing = compiled.membershipChecks.find((check) => check.membership === membership && !existing.has(check.id));
+    if (missing) throw notFound(membership.check.resource, missing.path);
+  }
+}
+
+/** The two statements of one page: the page in sort order, and the exact count of matches. */
+export interface SearchStatements {
+  page: RawBuilder<unknown>;
+  count: RawBuilder<{ total: string | number }>;
+  scope: string;
+  /** The instant relative names were read at: the cursors of this page carry it on. */
+  now: Date;
+}
+
+/**
+ * Validates and compiles a RootFilter for `target`, returning the page and count statements. The
+ * search bench sends these same statements straight to PostgreSQL as its floor.
+ */
+export async function compileSearch(call: SearchCall, target: SearchTarget, filter: RootFilter | undefined, page: PageRequest, defaultSort: SortKey): Promise<SearchStatements> {
+  const { db, workspaceId } = call;
+  // The scope binds a cursor to this search, its filter and sort: another query's cursor fails its MAC.
+  const scope = `${target.scope}:${createHash('sha256').update(JSON.stringify(filter ?? null)).digest('base64url')}`;
+  const start = page.startCursor === undefined ? undefined : decodePosition(call.cursors, scope, page.startCursor);
+  const now = start?.now ?? call.now;
+
+  const customProperties = await loadCustomProperties(db, workspaceId, namedPropertyIds(filter));
+  const context: CompileContext = { workspaceId, now };
+  const segments = segmentsNamed(filter);
+  if (segments) context.segments = await loadSegmentConditions({ ...call, now }, context, segments);
+  const compiled = compileRootFilter(filter, {
+    context,
+    canReadPersonalData: call.canReadPersonalData,
+    customProperties,
+    groups: target.groups,
+    optionalGroups: new Set(target.optionalGroups ?? []),
+    defaultSort,
+  });
+  await checkMemberships(call, compiled);
+
+  const { sort } = compiled;
+  const matches = compiled.where ? sql<SqlBool>`${target.where} and ${compiled.where}` : target.where;
+  const direction = sql.raw(sort.direction === 'ASC' ? 'asc' : 'desc');
+  const pageWhere = start ? sql<SqlBool>`${matches} and ${after(sort, target.id, start.value, start.id)}` : matches;
+  // A key that is never null needs no NULLS clause, and without one an index in sort order serves either direction.
+  const orderKey = sort.notNull ? sql`${sort.key} ${direction}` : sql`${sort.key} ${direction} nulls last`;
+  const pageGroups = new Set([...compiled.filterGroups, ...compiled.sortGroups]);
+  const pageStatement = sql`
+    select ${target.columns}, cast(${sort.key} as text) as sort_key, ${target.id} as row_id
+    from ${target.from(pageGroups)}
+    where ${pageWhere}
+    order by ${orderKey}, ${target.id} ${direction}
+    limit ${sql.lit(page.size + 1)}`;
+  const countStatement = sql<{ total: string | number }>`select count(*) as total from ${target.from(compiled.filterGroups)} where ${matches}`;
+  return { page: pageStatement, count: countStatement, scope, now };
+}
+
+/**
+ * The rows of `target` matching a RootFilter, one keyset page in the filter's sort order, with
+ * the exact number of matches.
+ */
+export async function runSearch<Row>(call: SearchCall, target: SearchTarget, filter: RootFilter | undefined, page: PageRequest, defaultSort: SortKey): Promise<SearchPage<Row>> {
+  const statements = await compileSearch(call, target, filter, page, defaultSort);
+  type Found = Row & { sort_key: string | null; row_id: string };
+  const [found, counted] = await Promise.all([
+    (statements.page as RawBuilder<Found>).execute(call.db),
+    statements.count.execute(call.db),
+  ]);
+  const rows = found.rows;
+  const hasNextPage = rows.length > page.size;
+  const shown = hasNextPage ? rows.slice(0, page.size) : rows;
+  const cursorOf = (row: Found | undefined) => (row === undefined ? '' : call.cursors.encode(statements.scope, [row.sort_key, row.row_id, statements.now.getTime()]));
+  return {
+    rows: shown.map(({ sort_key: _sortKey, row_id: _rowId, ...row }) => row as Row),
+    total: Number(counted.rows[0]!.total),
+    hasNextPage,
+    startCursor: cursorOf(shown[0]),
+    endCursor: cursorOf(shown.at(-1)),
+  };
+}

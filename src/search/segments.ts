@@ -1,0 +1,92 @@
+import { type RawBuilder, type SqlBool, sql } from 'kysely';
+import { ApiError } from '../http/errors.js';
+import { type CompileContext, loadCustomProperties, SEGMENT_MEMBERSHIP } from './catalogue.js';
+import { compileRootFilter, type GroupAvailability, isGroup, namedPropertyIds } from './compile.js';
+import type { SearchCall } from './run.js';
+import type { Filter, FilterGroup, RootFilter } from './schemas.js';
+import { byPersonId } from './targets.js';
+
+/** A segment filters people: the names it may use. */
+export const segmentGroups: GroupAvailability = {
+  PERSON: true,
+  PARTICIPANT: 'A segment filters people: PARTICIPANT names need a study',
+  INCENTIVE: 'A segment filters people: INCENTIVE names need a study',
+};
+
+const namesSegments = (item: Filter) => 'propertyName' in item.property && item.property.propertyGroup === 'PERSON' && item.property.propertyName === SEGMENT_MEMBERSHIP;
+
+/** The path of the first Filter (or the sort) naming SEGMENT_MEMBERSHIP, if any. */
+export function segmentMembershipPath(filter: RootFilter | undefined): string[] | undefined {
+  if (!filter) return undefined;
+  const find = (items: (Filter | FilterGroup)[], path: string[]): string[] | undefined => {
+    for (const [index, item] of items.entries()) {
+      const itemPath = [...path, 'filters', String(index)];
+      const found = isGroup(item) ? find(item.filters, itemPath) : namesSegments(item) ? itemPath : undefined;
+      if (found) return found;
+    }
+    return undefined;
+  };
+  return find(filter.filters, ['filter']) ?? (filter.sort?.propertyGroup === 'PERSON' && filter.sort.propertyName === SEGMENT_MEMBERSHIP ? ['filter', 'sort'] : undefined);
+}
+
+/**
+ * Which segments a search needs: those a SEGMENT_MEMBERSHIP filter names, or all of the
+ * workspace's when it sorts by the number of segments matched; undefined when it names none.
+ */
+export function segmentsNamed(filter: RootFilter | undefined): { ids: string[] } | 'all' | undefined {
+  if (!filter) return undefined;
+  if (filter.sort?.propertyGroup === 'PERSON' && filter.sort.propertyName === SEGMENT_MEMBERSHIP) return 'all';
+  const ids = new Set<string>();
+  let named = false;
+  const visit = (items: (Filter | FilterGroup)[]) => {
+    for (const item of items) {
+      if (isGroup(item)) visit(item.filters);
+      else if (namesSegments(item)) {
+        named = true;
+        if (Array.isArray(item.value)) for (const id of item.value) if (typeof id === 'string') ids.add(id);
+      }
+    }
+  };
+  visit(filter.filters);
+  return named ? { ids: [...ids] } : undefined;
+}
+
+/**
+ * The segments a search needs, each as a condition over `people as p`. A segment whose filter no
+ * longer compiles (a property it names was deleted since) matches nobody. A segment defined on
+ * personal data answers who holds it, so a token without the personal-data right may not use it (403).
+ */
+export async function loadSegmentConditions(call: SearchCall, context: CompileContext, which: { ids: string[] } | 'all'): Promise<Map<string, RawBuilder<SqlBool>>> {
+  let query = call.db.selectFrom('segments').where('workspace_id', '=', call.workspaceId).select(['segment_id', 'filter', 'uses_personal_data']).orderBy('segment_id');
+  if (which !== 'all') {
+    if (which.ids.length === 0) return new Map();
+    query = query.where('segment_id', 'in', which.ids);
+  }
+  const rows = await query.execute();
+  if (!call.canReadPersonalData && rows.some((row) => row.uses_personal_data)) throw new ApiError('FORBIDDEN');
+  const filters = rows.map((row) => ({ segmentId: row.segment_id, filter: row.filter as RootFilter }));
+  const customProperties = await loadCustomProperties(call.db, call.workspaceId, [...new Set(filters.flatMap(({ filter }) => namedPropertyIds(filter)))]);
+  const conditions = new Map<string, RawBuilder<SqlBool>>();
+  for (const { segmentId, filter } of filters) {
+    conditions.set(segmentId, compileSegmentFilter(filter, context, customProperties) ?? sql<SqlBool>`false`);
+  }
+  return conditions;
+}
+
+/** A segment's filter as a condition; undefined when it cannot be compiled any more. */
+function compileSegmentFilter(filter: RootFilter, context: CompileContext, customProperties: Awaited<ReturnType<typeof loadCustomProperties>>): RawBuilder<SqlBool> | undefined {
+  try {
+    const compiled = compileRootFilter(filter, {
+      context,
+      // Who may use a segment on personal data is settled above, by its stored flag.
+      canReadPersonalData: true,
+      customProperties,
+      groups: segmentGroups,
+      defaultSort: byPersonId,
+    });
+    return compiled.where ?? sql<SqlBool>`true`;
+  } catch (error) {
+    if (error instanceof ApiError) return undefined;
+    throw error;
+  }
+}
