@@ -1,0 +1,204 @@
+import { createHash } from 'node:crypto';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DB } from '../db/schema.js';
+import { insertPeople, search, type SearchResult } from '../families/people/search-fixtures.js';
+import { call, createTenant, startTestService, type Tenant, type TestService } from '../../test/harness.js';
+import { startPrivateTestService } from '../../test/private-database.js';
+import { createStudy, expectedOrder, insertParticipants, setLastContact } from './history-fixtures.js';
+import { statisticsName } from './property-statistics.js';
+import { compileSearch, type SearchCall } from './run.js';
+import type { RootFilter } from './schemas.js';
+import { byParticipantId, byPersonId, participantsTarget, peopleTarget } from './targets.js';
+
+/**
+ * The access paths of migration 20261124002000_search_paths, and the engine's side of them: the
+ * statements the engine compiles must match the indexes' expressions, or the planner cannot use
+ * them. Each plan is asked for with sequential scans, bitmap scans and sorts priced out, so it
+ * shows whether an index serves the statement at all (on a handful of rows the planner would
+ * rightly prefer a scan and a sort). Both stores: PostgreSQL and PGlite print plans alike.
+ */
+
+let service: TestService;
+let tenant: Tenant;
+let studyId: string;
+let personIds: string[];
+const lastContacts: (string | null)[] = [];
+
+const DAY = 86_400_000;
+// As the route passes it on, defaults applied: the cursor's scope is the digest of exactly this.
+const lastContactSort = (operator: 'ASC' | 'DESC'): RootFilter => ({ operator: 'AND', filters: [], sort: { operator, propertyGroup: 'PERSON', propertyName: 'LAST_CONTACT_DATE' } });
+
+beforeAll(async () => {
+  service = await startTestService();
+  tenant = await createTenant(service);
+  personIds = await insertPeople(
+    service,
+    tenant.workspaceId,
+    Array.from({ length: 12 }, (_, index) => ({ email: `paths.${index}@example.test` })),
+  );
+  // Every third person never contacted (null); two share an instant, so ties go to the id.
+  for (const [index, personId] of personIds.entries()) {
+    const at = index % 3 === 0 ? null : new Date(Date.UTC(2026, 10, 1) - (index === 4 ? 5 : index) * DAY).toISOString();
+    lastContacts.push(at);
+    await setLastContact(service, tenant.workspaceId, personId, at);
+  }
+  studyId = await createStudy(service, tenant, 'INTERVIEWS');
+  await insertParticipants(
+    service,
+    tenant.workspaceId,
+    personIds.slice(0, 8).map((personId, index) => ({ studyId, studyType: 'INTERVIEWS', personId, participation: { status: index % 2 === 0 ? 'INVITED' : 'NOT_STARTED' } })),
+  );
+});
+
+afterAll(async () => {
+  await service?.stop();
+});
+
+const searchCall = (): SearchCall => ({ db: service.deps.db, cursors: service.deps.cursors, workspaceId: tenant.workspaceId, now: new Date(), canReadPersonalData: true });
+
+/** The plan of a statement, with every path but an index walked in order priced out. */
+async function planOf(statement: RawBuilder<unknown>): Promise<string> {
+  return service.deps.db.transaction().execute(async (trx: Kysely<DB>) => {
+    await sql`set local enable_seqscan = off`.execute(trx);
+    await sql`set local enable_bitmapscan = off`.execute(trx);
+    await sql`set local enable_sort = off`.execute(trx);
+    const compiled = statement.compile(trx);
+    const { rows } = await trx.executeQuery<{ 'QUERY PLAN': string }>({ ...compiled, sql: `explain (costs off) ${compiled.sql}` });
+    return rows.map((row) => row['QUERY PLAN']).join('\n');
+  });
+}
+
+/** The end cursor after the first `size` rows, as a client would hold it. */
+async function cursorAfter(url: string, filter: RootFilter, size: number): Promise<string> {
+  const response = await call(service, 'POST', url, { token: tenant.token, body: { filter, pageInfo: { size } } });
+  expect(response.statusCode, response.body).toBe(200);
+  return response.json<SearchResult>().pageInfo.endCursor;
+}
+
+describe('search access paths', () => {
+  for (const direction of ['DESC', 'ASC'] as const) {
+    const index = `people_by_last_contact_${direction.toLowerCase()}`;
+
+    it(`people sorted by LAST_CONTACT_DATE ${direction} walk ${index} in order, with nothing to sort`, async () => {
+      const statements = await compileSearch(searchCall(), peopleTarget(tenant.workspaceId), lastContactSort(direction), { size: 5 }, byPersonId);
+      const plan = await planOf(statements.page);
+      expect(plan).toContain(index);
+      expect(plan).not.toMatch(/Sort/);
+    });
+
+    it(`a deep page by LAST_CONTACT_DATE ${direction} starts at its cursor: the bound is a condition of ${index}`, async () => {
+      const filter = lastContactSort(direction);
+      const startCursor = await cursorAfter('/people/search', filter, 5);
+      const statements = await compileSearch(searchCall(), peopleTarget(tenant.workspaceId), filter, { startCursor, size: 5 }, byPersonId);
+      const plan = await planOf(statements.page);
+      expect(plan).toContain(index);
+      expect(plan).toMatch(/Index Cond: .*COALESCE\(last_contact_at/);
+    });
+  }
+
+  it("E1 sorted by the person's last contact walks the person index from the cursor on, the participant id breaking ties", async () => {
+    const filter = lastContactSort('DESC');
+    const startCursor = await cursorAfter(`/studies/${studyId}/participants/search`, filter, 3);
+    const statements = await compileSearch(searchCall(), participantsTarget(tenant.workspaceId, studyId), filter, { startCursor, size: 3 }, byParticipantId);
+    const plan = await planOf(statements.page);
+    expect(plan).toContain('people_by_last_contact_desc');
+    expect(plan).toMatch(/Index Cond: .*COALESCE\(p?\.?last_contact_at/);
+  });
+
+  it('the count of a participant status filter reads participants_by_status alone', async () => {
+    const filter: RootFilter = { operator: 'AND', filters: [{ property: { propertyGroup: 'PARTICIPANT', propertyName: 'STATUS' }, comparison: 'IS_ANY_OF', value: ['INVITED'] }] };
+    const statements = await compileSearch(searchCall(), participantsTarget(tenant.workspaceId, studyId), filter, { size: 5 }, byParticipantId);
+    // Index-only scans need the visibility map the bulk of the table would have.
+    await sql`vacuum analyze participants`.execute(service.deps.db);
+    expect(await planOf(statements.count)).toMatch(/Index Only Scan using participants_by_status/);
+  });
+
+  it('LAST_CONTACT_DATE still sorts nulls last both ways, through cursors one row at a time', async () => {
+    for (const direction of ['DESC', 'ASC'] as const) {
+      const filter = lastContactSort(direction);
+      const seen: string[] = [];
+      let startCursor: string | undefined;
+      for (;;) {
+        const response = await search(service, tenant.token, { filter, pageInfo: { size: 1, ...(startCursor ? { startCursor } : {}) } });
+        expect(response.statusCode, response.body).toBe(200);
+        const body = response.json<SearchResult>();
+        seen.push(...body.results.map((person) => person.personId));
+        if (!body.pageInfo.hasNextPage) break;
+        startCursor = body.pageInfo.endCursor;
+      }
+      expect(seen).toEqual(expectedOrder(personIds.map((id, index) => ({ id, value: lastContacts[index]! })), direction));
+    }
+  });
+
+  it('a cursor issued before nulls had a stand-in (it carries null) continues among the people never contacted', async () => {
+    const filter = lastContactSort('DESC');
+    const order = expectedOrder(personIds.map((id, index) => ({ id, value: lastContacts[index]! })), 'DESC');
+    const firstNull = order.findIndex((id) => lastContacts[personIds.indexOf(id)] === null);
+    // The scope the engine binds cursors to: the route's, and the filter's digest.
+    const scope = `people-search:${tenant.workspaceId}:${createHash('sha256').update(JSON.stringify(filter)).digest('base64url')}`;
+    const startCursor = service.deps.cursors.encode(scope, [null, order[firstNull], Date.now()]);
+    const response = await search(service, tenant.token, { filter, pageInfo: { size: 100, startCursor } });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json<SearchResult>().results.map((person) => person.personId)).toEqual(order.slice(firstNull + 1));
+  });
+});
+
+describe('planner statistics on custom properties', () => {
+  // A database of its own: on the run's shared PostgreSQL database other files fill people, and
+  // ANALYZE's sample of 30,000 rows may then hold too few of these people for any estimate.
+  let service: TestService;
+  let tenant: Tenant;
+  beforeAll(async () => {
+    service = await startPrivateTestService();
+    tenant = await createTenant(service);
+  });
+  afterAll(async () => service.stop());
+
+  const statisticsOf = async (propertyId: string) =>
+    (await sql<{ name: string }>`select stxname as name from pg_statistic_ext where stxname = ${statisticsName(propertyId)}`.execute(service.deps.db)).rows.length;
+
+  it('are made with a property whose filters compare its value, and dropped with it', async () => {
+    const response = await call(service, 'POST', '/properties/import', {
+      token: tenant.token,
+      body: [
+        { name: 'Region', propertyType: 'SINGLE_SELECT', propertyOptions: [{ name: 'North' }, { name: 'South' }] },
+        { name: 'Visits', propertyType: 'NUMBER' },
+        { name: 'First visit', propertyType: 'DATETIME' },
+      ],
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    const [region, visits, firstVisit] = response.json<{ results: { personProperty: { propertyId: string } }[] }>().results.map((result) => result.personProperty.propertyId);
+    expect([await statisticsOf(region!), await statisticsOf(visits!), await statisticsOf(firstVisit!)]).toEqual([1, 1, 0]);
+    const deleted = await call(service, 'DELETE', `/properties/${visits}`, { token: tenant.token });
+    expect(deleted.statusCode, deleted.body).toBe(200);
+    expect(await statisticsOf(visits!)).toBe(0);
+  });
+
+  it("let the planner estimate a filter on a property from the people's values, not guess 0.5%", async () => {
+    const response = await call(service, 'POST', '/properties/import', {
+      token: tenant.token,
+      body: [{ name: 'Climate', propertyType: 'SINGLE_SELECT', propertyOptions: [{ name: 'Wet' }, { name: 'Dry' }, { name: 'Mild' }] }],
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    const climate = response.json<{ results: { personProperty: { propertyId: string } }[] }>().results[0]!.personProperty.propertyId;
+    await insertPeople(
+      service,
+      tenant.workspaceId,
+      Array.from({ length: 200 }, (_, index) => ({ email: `climate.${index}@example.test`, properties: { [climate]: index % 2 === 0 ? 'Wet' : 'Dry' } })),
+    );
+    await sql`analyze people`.execute(service.deps.db);
+    const estimate = async (option: string) => {
+      const filter: RootFilter = { operator: 'AND', filters: [{ property: { propertyId: climate }, comparison: 'IS_ANY_OF', value: [option] }] };
+      const privateSearch: SearchCall = { db: service.deps.db, cursors: service.deps.cursors, workspaceId: tenant.workspaceId, now: new Date(), canReadPersonalData: true };
+      const statements = await compileSearch(privateSearch, peopleTarget(tenant.workspaceId), filter, { size: 5 }, byPersonId);
+      const compiled = statements.count.compile(service.deps.db);
+      const { rows } = await service.deps.db.executeQuery<{ 'QUERY PLAN': string }>({ ...compiled, sql: `explain ${compiled.sql}` });
+      return Number(/rows=(\d+)/.exec(rows.map((row) => row['QUERY PLAN']).find((line) => /people p\b/.test(line)) ?? '')?.[1]);
+    };
+    // Without statistics both are the same guess, a share of the whole table; with them, the
+    // option half of these people hold is estimated far above the one nobody holds.
+    const [wet, mild] = [await estimate('Wet'), await estimate('Mild')];
+    expect(wet).toBeGreaterThan(10 * mild);
+  });
+});
