@@ -3,7 +3,7 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DB } from '../db/schema.js';
 import { insertPeople, search, type SearchResult } from '../families/people/search-fixtures.js';
-import { call, createTenant, startTestService, type Tenant, type TestService } from '../../test/harness.js';
+import { call, createTenant, type Tenant, type TestService } from '../../test/harness.js';
 import { startPrivateTestService } from '../../test/private-database.js';
 import { createStudy, expectedOrder, insertParticipants, setLastContact } from './history-fixtures.js';
 import { statisticsName } from './property-statistics.js';
@@ -30,7 +30,11 @@ const DAY = 86_400_000;
 const lastContactSort = (operator: 'ASC' | 'DESC'): RootFilter => ({ operator: 'AND', filters: [], sort: { operator, propertyGroup: 'PERSON', propertyName: 'LAST_CONTACT_DATE' } });
 
 beforeAll(async () => {
-  service = await startTestService();
+  // A database of its own: plans and estimates depend on the whole table. On the run's shared
+  // PostgreSQL database other files fill people and participants, so ANALYZE's 30,000-row sample
+  // may hold too few of this file's rows for any estimate, and their writes leave pages
+  // not all-visible, which prices index-only scans out.
+  service = await startPrivateTestService();
   tenant = await createTenant(service);
   personIds = await insertPeople(
     service,
@@ -145,16 +149,6 @@ describe('search access paths', () => {
 });
 
 describe('planner statistics on custom properties', () => {
-  // A database of its own: on the run's shared PostgreSQL database other files fill people, and
-  // ANALYZE's sample of 30,000 rows may then hold too few of these people for any estimate.
-  let service: TestService;
-  let tenant: Tenant;
-  beforeAll(async () => {
-    service = await startPrivateTestService();
-    tenant = await createTenant(service);
-  });
-  afterAll(async () => service.stop());
-
   const statisticsOf = async (propertyId: string) =>
     (await sql<{ name: string }>`select stxname as name from pg_statistic_ext where stxname = ${statisticsName(propertyId)}`.execute(service.deps.db)).rows.length;
 
@@ -190,8 +184,7 @@ describe('planner statistics on custom properties', () => {
     await sql`analyze people`.execute(service.deps.db);
     const estimate = async (option: string) => {
       const filter: RootFilter = { operator: 'AND', filters: [{ property: { propertyId: climate }, comparison: 'IS_ANY_OF', value: [option] }] };
-      const privateSearch: SearchCall = { db: service.deps.db, cursors: service.deps.cursors, workspaceId: tenant.workspaceId, now: new Date(), canReadPersonalData: true };
-      const statements = await compileSearch(privateSearch, peopleTarget(tenant.workspaceId), filter, { size: 5 }, byPersonId);
+      const statements = await compileSearch(searchCall(), peopleTarget(tenant.workspaceId), filter, { size: 5 }, byPersonId);
       const compiled = statements.count.compile(service.deps.db);
       const { rows } = await service.deps.db.executeQuery<{ 'QUERY PLAN': string }>({ ...compiled, sql: `explain ${compiled.sql}` });
       return Number(/rows=(\d+)/.exec(rows.map((row) => row['QUERY PLAN']).find((line) => /people p\b/.test(line)) ?? '')?.[1]);
