@@ -116,7 +116,8 @@ const personNames: Record<string, PropertyDefinition> = {
   NAME: core('NAME', 'text', 'first and last name joined by a space, as the Person response gives it', () => sql`nullif(concat_ws(' ', nullif(p.first_name, ''), nullif(p.last_name, '')), '')`, { personalData: true }),
   FIRST_NAME: core('FIRST_NAME', 'text', 'the first name', column('first_name'), { personalData: true }),
   LAST_NAME: core('LAST_NAME', 'text', 'the last name', column('last_name'), { personalData: true }),
-  EMAIL: core('EMAIL', 'email', 'the primary email (compared without regard to case)', column('email'), { personalData: true }),
+  // Only a purged person has no email (people's check), and purged people are deleted: searches read live ones alone.
+  EMAIL: core('EMAIL', 'email', 'the primary email (compared without regard to case)', column('email'), { personalData: true, notNull: true }),
   PHONE: core('PHONE', 'text', 'the primary phone', column('phone'), { personalData: true }),
   IMPORT_SOURCE: core('IMPORT_SOURCE', 'text', 'how the person came in by import (CSV_IMPORT for a CSV file)', column('import_source')),
   IMPORT_DATE: core('IMPORT_DATE', 'datetime', 'when an import last wrote the person', column('imported_at')),
