@@ -1,31 +1,10 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
+import type { Participant } from '../src/families/participants/service.js';
 import { call, type Tenant, type TestService } from './harness.js';
 
 /** A Participant as the API answers it. */
-export interface ParticipantResponse {
-  participantId: string;
-  personId: string;
-  studyId: string;
-  email: string | null;
-  phone: string | null;
-  additionalEmails: string[];
-  additionalPhones: string[];
-  status: string;
-  invitedToStudyAt: string | null;
-  approvedAt: string | null;
-  screenerSentAt: string | null;
-  testCompletedAt: string | null;
-  interviewStartTime: string | null;
-  screenerResponseDate: string | null;
-  addedToStudyAt: string;
-  approvalStatus: string;
-  screenerState: string;
-  note: { note: string; createdByUserId: string | null } | null;
-  rating: number | null;
-  quotaGroup: string | null;
-  consentFormSubmittedAt: string | null;
-}
+export type ParticipantResponse = Participant;
 
 export interface StudyOptions {
   studyType: 'SURVEY' | 'INTERVIEWS' | 'UNMODERATED_TEST' | 'GROUP_INTERVIEW';

@@ -25,14 +25,14 @@ export type CursorScope = string & { readonly boundToWorkspace: unique symbol };
  * The keyset position a list request starts after. `scope` (see cursorScope) names the workspace
  * and the query, so a cursor taken from another query or workspace does not verify.
  */
-export function startAfter(cursors: CursorCodec, scope: CursorScope, startCursor: string | undefined, path: string[]): string | undefined {
+function startAfter(cursors: CursorCodec, scope: CursorScope, startCursor: string | undefined, path: string[]): string | undefined {
   if (startCursor === undefined) return undefined;
   const [key] = cursors.decode(scope, startCursor, path);
   if (typeof key !== 'string') throw badRequest('startCursor is not a valid cursor for this query', path);
   return key;
 }
 
-export function pageOf<T>(cursors: CursorCodec, scope: CursorScope, rows: T[], keyOf: (row: T) => string, hasNextPage: boolean, total: number): Page<T> {
+function pageOf<T>(cursors: CursorCodec, scope: CursorScope, rows: T[], keyOf: (row: T) => string, hasNextPage: boolean, total: number): Page<T> {
   const first = rows[0];
   const last = rows.at(-1);
   return {
@@ -45,4 +45,27 @@ export function pageOf<T>(cursors: CursorCodec, scope: CursorScope, rows: T[], k
       endCursor: last === undefined ? '' : cursors.encode(scope, [keyOf(last)]),
     },
   };
+}
+
+/** What a list query answers: one page of rows after a key, whether more follow, and how many match in all. */
+export interface KeysetRows<T> {
+  rows: T[];
+  hasNextPage: boolean;
+  total: number;
+}
+
+/**
+ * A list route's answer: its `startCursor` checked against `scope`, `size` rows (25 unless asked)
+ * loaded after that key, and the page with cursors on the rows' keys.
+ */
+export async function listPage<T>(
+  cursors: CursorCodec,
+  scope: CursorScope,
+  query: { startCursor?: string; size?: number },
+  keyOf: (row: T) => string,
+  load: (after: string | undefined, size: number) => Promise<KeysetRows<T>>,
+): Promise<Page<T>> {
+  const after = startAfter(cursors, scope, query.startCursor, ['startCursor']);
+  const page = await load(after, query.size ?? 25);
+  return pageOf(cursors, scope, page.rows, keyOf, page.hasNextPage, page.total);
 }

@@ -4,7 +4,7 @@ import { historyNames } from './history-names.js';
 import { incentiveNames } from './incentive-names.js';
 import { type PropertyGroup, referenceNames } from './names.js';
 import { participantNames } from './participant-names.js';
-import { enumOptions } from './sql.js';
+import { enumOptions, named } from './sql.js';
 
 /** How a property's values compare; each type admits its own comparisons (compile.ts). */
 export type ValueType = 'text' | 'email' | 'number' | 'datetime' | 'boolean' | 'enum' | 'select' | 'multiselect' | 'membership' | 'location';
@@ -59,14 +59,7 @@ export interface PropertyDefinition {
 
 const column = (name: string) => () => sql.ref(`p.${name}`);
 
-const core = (label: string, type: ValueType, meaning: string, value: (ctx: CompileContext) => RawBuilder<unknown>, extra: Partial<PropertyDefinition> = {}): PropertyDefinition => ({
-  label: `PERSON.${label}`,
-  type,
-  personalData: false,
-  value,
-  meaning,
-  ...extra,
-});
+const core = named('PERSON');
 
 const populationMembership: Membership = {
   ids: () => sql`select m.population_id from population_members as m where m.workspace_id = p.workspace_id and m.person_id = p.person_id`,

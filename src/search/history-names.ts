@@ -1,6 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
-import type { CompileContext, Membership, PropertyDefinition, ValueType } from './catalogue.js';
-import { at, DAY_MS, enumOptions, paidIncentive } from './sql.js';
+import type { CompileContext, Membership, PropertyDefinition } from './catalogue.js';
+import { at, DAY_MS, enumOptions, named, paidIncentive } from './sql.js';
 
 /**
  * The PERSON names derived from what the service records about a person beyond the people row:
@@ -14,14 +14,7 @@ import { at, DAY_MS, enumOptions, paidIncentive } from './sql.js';
 
 type Kind = 'INTERVIEW' | 'UNMODERATED_TEST' | 'SURVEY';
 
-const derived = (label: string, type: ValueType, meaning: string, value: (ctx: CompileContext) => RawBuilder<unknown>, extra: Partial<PropertyDefinition> = {}): PropertyDefinition => ({
-  label: `PERSON.${label}`,
-  type,
-  personalData: false,
-  value,
-  meaning,
-  ...extra,
-});
+const derived = named('PERSON');
 
 /** `column` within the last `days` days by the service clock, or always when no window is given. */
 function within(column: RawBuilder<unknown>, ctx: CompileContext, days: number | undefined): RawBuilder<unknown> {

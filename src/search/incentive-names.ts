@@ -1,7 +1,7 @@
-import { type RawBuilder, sql } from 'kysely';
-import type { CompileContext, PropertyDefinition, ValueType } from './catalogue.js';
+import { sql } from 'kysely';
+import type { PropertyDefinition } from './catalogue.js';
 import { incentiveStatuses, incentiveTypes } from '../families/incentives/states.js';
-import { enumOptions } from './sql.js';
+import { enumOptions, named } from './sql.js';
 
 /**
  * The INCENTIVE names, as SQL over `incentives as i`: the incentive searched (POST /incentives/search),
@@ -9,14 +9,7 @@ import { enumOptions } from './sql.js';
  * incentive, empty when there is none.
  */
 
-const incentive = (label: string, type: ValueType, meaning: string, value: (ctx: CompileContext) => RawBuilder<unknown>, extra: Partial<PropertyDefinition> = {}): PropertyDefinition => ({
-  label: `INCENTIVE.${label}`,
-  type,
-  personalData: false,
-  value,
-  meaning,
-  ...extra,
-});
+const incentive = named('INCENTIVE');
 
 const column = (name: string) => () => sql.ref(`i.${name}`);
 

@@ -1,21 +1,14 @@
-import { type RawBuilder, sql } from 'kysely';
+import { sql } from 'kysely';
 import { approvalStatuses, participantStatuses, screenerStates } from '../families/participants/states.js';
-import type { CompileContext, PropertyDefinition, ValueType } from './catalogue.js';
-import { enumOptions, paidIncentive } from './sql.js';
+import type { PropertyDefinition } from './catalogue.js';
+import { enumOptions, named, paidIncentive } from './sql.js';
 
 /**
  * The PARTICIPANT names: a participant's own fields and what derives from them, as SQL over
  * `participants as pt` (the participant of the study searched). Defined once, described once.
  */
 
-const participant = (label: string, type: ValueType, meaning: string, value: (ctx: CompileContext) => RawBuilder<unknown>, extra: Partial<PropertyDefinition> = {}): PropertyDefinition => ({
-  label: `PARTICIPANT.${label}`,
-  type,
-  personalData: false,
-  value,
-  meaning,
-  ...extra,
-});
+const participant = named('PARTICIPANT');
 
 const column = (name: string) => () => sql.ref(`pt.${name}`);
 

@@ -1,11 +1,9 @@
+import type { Static } from '@sinclair/typebox';
 import type { Insertable, Kysely, Updateable } from 'kysely';
 import type { CallContext as SharedCallContext } from '../../context.js';
 import type {
   DB,
-  ParticipantApprovalStatus,
   ParticipantRow,
-  ParticipantScreenerState,
-  ParticipantStatus,
   ParticipantStatusEventsTable,
   ParticipantsTable,
 } from '../../db/schema.js';
@@ -16,34 +14,13 @@ import { idPrefixes, newId } from '../../ids.js';
 import { studyExists } from '../studies/queries.js';
 import * as queries from './queries.js';
 import type { UpdateParticipantBody } from './requests.js';
+import type { Participant as ParticipantSchema } from './schemas.js';
 import { refusedMove, studyKindOf } from './states.js';
 
 export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'canReadPersonalData'>;
 
-/** The Participant response (see schemas.ts). */
-export interface Participant {
-  participantId: string;
-  personId: string;
-  studyId: string;
-  email: string | null;
-  phone: string | null;
-  additionalEmails: string[];
-  additionalPhones: string[];
-  status: ParticipantStatus;
-  invitedToStudyAt: string | null;
-  approvedAt: string | null;
-  screenerSentAt: string | null;
-  testCompletedAt: string | null;
-  interviewStartTime: string | null;
-  screenerResponseDate: string | null;
-  addedToStudyAt: string;
-  approvalStatus: ParticipantApprovalStatus;
-  screenerState: ParticipantScreenerState;
-  note: { note: string; createdByUserId: string | null } | null;
-  rating: number | null;
-  quotaGroup: string | null;
-  consentFormSubmittedAt: string | null;
-}
+/** The Participant response, as its schema describes it. */
+export type Participant = Static<typeof ParticipantSchema>;
 
 /** The participant columns a Participant is presented from: select these (or all) for presentParticipants. */
 export const presentedColumns = [

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { requestContext, type ServiceDeps } from '../../context.js';
-import { cursorScope, pageOf, startAfter } from '../../http/pagination.js';
+import { cursorScope, listPage } from '../../http/pagination.js';
 import { errorResponse, ListQuery } from '../../http/schemas.js';
 import { CreatePopulationBody, Population, PopulationList } from './schemas.js';
 import * as service from './service.js';
@@ -29,10 +29,7 @@ export const populationsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }>
       },
     },
     async (request) => {
-      const scope = cursorScope(context(request).workspaceId, 'populations');
-      const after = startAfter(deps.cursors, scope, request.query.startCursor, ['startCursor']);
-      const page = await service.listPopulations(context(request), after, request.query.size ?? 25);
-      return pageOf(deps.cursors, scope, page.rows, (population) => population.populationId, page.hasNextPage, page.total);
+      return listPage(deps.cursors, cursorScope(context(request).workspaceId, 'populations'), request.query, (population) => population.populationId, (after, size) => service.listPopulations(context(request), after, size));
     },
   );
 

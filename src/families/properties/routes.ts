@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { requestContext, type ServiceDeps } from '../../context.js';
-import { cursorScope, pageOf, startAfter } from '../../http/pagination.js';
+import { cursorScope, listPage } from '../../http/pagination.js';
 import { errorResponse, ListQuery } from '../../http/schemas.js';
 import {
   CreatePropertyGroupBody,
@@ -66,10 +66,7 @@ export const propertiesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> 
       },
     },
     async (request) => {
-      const scope = cursorScope(context(request).workspaceId, 'properties');
-      const after = startAfter(deps.cursors, scope, request.query.startCursor, ['startCursor']);
-      const page = await service.listProperties(context(request), undefined, after, request.query.size ?? 25);
-      return pageOf(deps.cursors, scope, page.rows, (property) => property.propertyId, page.hasNextPage, page.total);
+      return listPage(deps.cursors, cursorScope(context(request).workspaceId, 'properties'), request.query, (property) => property.propertyId, (after, size) => service.listProperties(context(request), undefined, after, size));
     },
   );
 
@@ -165,10 +162,7 @@ export const propertiesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> 
     },
     async (request) => {
       const { propertyGroupId } = request.params;
-      const scope = cursorScope(context(request).workspaceId, `property-groups:${propertyGroupId}:properties`);
-      const after = startAfter(deps.cursors, scope, request.query.startCursor, ['startCursor']);
-      const page = await service.listGroupProperties(context(request), propertyGroupId, after, request.query.size ?? 25);
-      return pageOf(deps.cursors, scope, page.rows, (property) => property.propertyId, page.hasNextPage, page.total);
+      return listPage(deps.cursors, cursorScope(context(request).workspaceId, `property-groups:${propertyGroupId}:properties`), request.query, (property) => property.propertyId, (after, size) => service.listGroupProperties(context(request), propertyGroupId, after, size));
     },
   );
 };

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { requestContext, type ServiceDeps } from '../../context.js';
-import { cursorScope, pageOf, startAfter } from '../../http/pagination.js';
+import { cursorScope, listPage } from '../../http/pagination.js';
 import { errorResponse, ListQuery } from '../../http/schemas.js';
 import { CreateSegmentBody, Segment, SegmentList, SegmentParams, UpdateSegmentBody } from './schemas.js';
 import * as service from './service.js';
@@ -48,10 +48,7 @@ export const segmentsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = 
       },
     },
     async (request) => {
-      const scope = cursorScope(context(request).workspaceId, 'segments');
-      const after = startAfter(deps.cursors, scope, request.query.startCursor, ['startCursor']);
-      const page = await service.listSegments(context(request), after, request.query.size ?? 25);
-      return pageOf(deps.cursors, scope, page.rows, (segment) => segment.segmentId, page.hasNextPage, page.total);
+      return listPage(deps.cursors, cursorScope(context(request).workspaceId, 'segments'), request.query, (segment) => segment.segmentId, (after, size) => service.listSegments(context(request), after, size));
     },
   );
 

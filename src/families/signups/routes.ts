@@ -5,7 +5,7 @@ import { requestContext, type ServiceDeps } from '../../context.js';
 import { setRateLimitHeaders } from '../../http/auth.js';
 import { ApiError, sendError } from '../../http/errors.js';
 import { plainErrors, rateLimitHeaders } from '../../http/openapi.js';
-import { cursorScope, pageOf, startAfter } from '../../http/pagination.js';
+import { cursorScope, listPage } from '../../http/pagination.js';
 import { errorResponse, ListQuery, plainText } from '../../http/schemas.js';
 import {
   CreateSignupFormBody,
@@ -88,10 +88,7 @@ export const signupsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
       },
     },
     async (request) => {
-      const scope = cursorScope(context(request).workspaceId, 'signups');
-      const after = startAfter(deps.cursors, scope, request.query.startCursor, ['startCursor']);
-      const page = await service.listForms(context(request), after, request.query.size ?? 25);
-      return pageOf(deps.cursors, scope, page.rows, (form) => form.signupFormId, page.hasNextPage, page.total);
+      return listPage(deps.cursors, cursorScope(context(request).workspaceId, 'signups'), request.query, (form) => form.signupFormId, (after, size) => service.listForms(context(request), after, size));
     },
   );
 

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { requestContext, type ServiceDeps } from '../../context.js';
-import { cursorScope, pageOf, startAfter } from '../../http/pagination.js';
+import { cursorScope, listPage } from '../../http/pagination.js';
 import { errorResponse, ListQuery } from '../../http/schemas.js';
 import {
   CreateStudyBody,
@@ -68,11 +68,9 @@ export const studiesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
       },
     },
     async (request) => {
-      const { status, studyType, size = 25 } = request.query;
+      const { status, studyType } = request.query;
       const scope = cursorScope(context(request).workspaceId, `studies:${status ?? ''}:${studyType ?? ''}`);
-      const after = startAfter(deps.cursors, scope, request.query.startCursor, ['startCursor']);
-      const page = await service.listStudies(context(request), { status, studyType }, after, size);
-      return pageOf(deps.cursors, scope, page.rows, (study) => study.studyId, page.hasNextPage, page.total);
+      return listPage(deps.cursors, scope, request.query, (study) => study.studyId, (after, size) => service.listStudies(context(request), { status, studyType }, after, size));
     },
   );
 
@@ -221,10 +219,7 @@ export const studiesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
       },
     },
     async (request) => {
-      const scope = cursorScope(context(request).workspaceId, 'study-templates');
-      const after = startAfter(deps.cursors, scope, request.query.startCursor, ['startCursor']);
-      const page = await service.listTemplates(context(request), after, request.query.size ?? 25);
-      return pageOf(deps.cursors, scope, page.rows, (template) => template.studyTemplateId, page.hasNextPage, page.total);
+      return listPage(deps.cursors, cursorScope(context(request).workspaceId, 'study-templates'), request.query, (template) => template.studyTemplateId, (after, size) => service.listTemplates(context(request), after, size));
     },
   );
 
