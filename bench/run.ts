@@ -12,7 +12,8 @@ const benches: Record<string, { summary: string; load: () => Promise<{ run(optio
   },
   search: {
     summary:
-      "POST /v1/studies/{id}/participants/search, 7 query shapes x first/deep/1000-row pages at concurrency 8, beside the same SQL sent raw (flags: --store=embedded, --people=N, --reuse, --explain, --seconds=N, --shapes=a,b, --concurrency=N)",
+      'POST /v1/studies/{id}/participants/search (10 query shapes) and POST /v1/people/search (those naming no PARTICIPANT property) x first/deep/1000-row pages at concurrency 8, beside the same SQL sent raw, with the server\'s peak RSS ' +
+      '(flags: --store=embedded, --people=N, --reuse, --explain, --seconds=S, --warmup=S, --shapes=a,b, --targets=e1,people, --concurrency=N, --no-load)',
     load: () => import('./search.js'),
   },
   import: {

@@ -8,19 +8,21 @@ import { migrations } from '../src/db/migrations/index.js';
 import type { DB } from '../src/db/schema.js';
 import { CursorCodec, loadCursorSecret } from '../src/http/cursor.js';
 import { compileSearch, runSearch, type SearchCall } from '../src/search/run.js';
-import { byParticipantId, participantsTarget } from '../src/search/targets.js';
+import { byParticipantId, byPersonId, participantsTarget, peopleTarget } from '../src/search/targets.js';
 import { fingerprintOf, type SearchSeed, seedInfo, seedSearchBench } from './search-seed.js';
 import type { CapturedStatement } from './search-server.js';
-import { type SearchShape, searchShapes } from './search-shapes.js';
+import { namesParticipant, type SearchShape, searchShapes } from './search-shapes.js';
 import { type RunningChild, startChild } from './lib/child.js';
+import { processMemory, sampleMemory } from './lib/memory.js';
 import { type BenchStore, keptPostgresDatabase, recreatePostgresDatabase, storeEnv } from './lib/store.js';
 import { formatTable } from './lib/table.js';
 import { type BenchOptions, type BenchResult, flagNumber, flagValue } from './lib/types.js';
 
 /**
- * E1 (POST /v1/studies/{studyId}/participants/search) under load: each query shape's first page
- * of 25 with its exact total, a page deep in the result (reached by cursors), and a page of 1000,
- * at concurrency 8, closed loop, beside the floor: the very statements the service sent for that
+ * E1 (POST /v1/studies/{studyId}/participants/search) and POST /v1/people/search (the whole
+ * workspace; only the shapes that name no PARTICIPANT property) under load: each query shape's
+ * first page of 25 with its exact total, a page deep in the result (reached by cursors), and a
+ * page of 1000, at concurrency 8, closed loop, beside the floor: the very statements the service sent for that
  * request (recorded from a service process, then replayed with the same concurrency between
  * them) sent from a bare client pool at the same concurrency. The difference is what the
  * service adds around its SQL; the floor itself is what the SQL costs.
@@ -88,6 +90,44 @@ async function prepareStore(kind: 'postgres' | 'embedded', people: number, reuse
 type PageKind = 'first' | 'deep' | 'large';
 const pageKinds: PageKind[] = ['first', 'deep', 'large'];
 const pageLabels: Record<PageKind, string> = { first: 'first 25', deep: 'deep 25', large: '1000' };
+/** The cells' names in the JSON line. */
+const pageKeys: Record<PageKind, string> = { first: 'first', deep: 'deep', large: 'page1000' };
+
+/** What a search runs over: E1 (the target study's participants) or the whole workspace's people. */
+type TargetKey = 'e1' | 'people';
+const targetKeys: TargetKey[] = ['e1', 'people'];
+
+interface Target {
+  key: TargetKey;
+  path: string;
+  /** Whether the target can answer this shape (people search refuses PARTICIPANT names). */
+  admits(shape: SearchShape): boolean;
+}
+
+function targetsOf(seed: SearchSeed): Record<TargetKey, Target> {
+  return {
+    e1: { key: 'e1', path: `/v1/studies/${seed.studyId}/participants/search`, admits: () => true },
+    people: { key: 'people', path: '/v1/people/search', admits: (shape) => !namesParticipant(shape) },
+  };
+}
+
+/** A search the service refused while the bench recorded it: its status and body, exactly. */
+class SearchRefused extends Error {
+  constructor(
+    readonly path: string,
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super(`POST ${path} answered ${status}: ${body}`);
+  }
+}
+
+interface Refusal {
+  target: TargetKey;
+  shape: string;
+  status: number;
+  body: string;
+}
 
 interface SearchBody {
   filter: SearchShape['filter'];
@@ -100,8 +140,9 @@ interface SearchAnswer {
   pageInfo: { hasNextPage: boolean; endCursor: string };
 }
 
-/** One measured request: a shape, a kind of page, its body, and the statements it sends. */
+/** One measured request: a target, a shape, a kind of page, its body, and the statements it sends. */
 interface Cell {
+  target: Target;
   shape: SearchShape;
   kind: PageKind;
   body: SearchBody;
@@ -131,24 +172,43 @@ function wavesOf(statements: CapturedStatement[]): CompiledQuery[][] {
 
 /** The service, in a child process; with `capture`, it records the statements it sends. */
 function startService(store: BenchStore, capture: boolean): Promise<RunningChild> {
-  return startChild(serverEntry, [], { env: { ...storeEnv(store), BENCH_CAPTURE: capture ? 'on' : 'off' } });
+  // BENCH_CPU_PROFILE=<directory>: the measuring server writes a V8 CPU profile there when it stops.
+  const profile = process.env.BENCH_CPU_PROFILE;
+  return startChild(serverEntry, [], {
+    env: { ...storeEnv(store), BENCH_CAPTURE: capture ? 'on' : 'off' },
+    ...(profile && !capture ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profile}`] } : {}),
+  });
 }
 
-const searchPath = (seed: SearchSeed) => `/v1/studies/${seed.studyId}/participants/search`;
-
-async function post(port: number, seed: SearchSeed, body: SearchBody): Promise<{ status: number; answer: SearchAnswer; text: string }> {
-  const response = await fetch(`http://127.0.0.1:${port}${searchPath(seed)}`, {
+async function post(port: number, seed: SearchSeed, target: Target, body: SearchBody): Promise<{ status: number; answer: SearchAnswer; text: string; countedBy: string | undefined }> {
+  const response = await fetch(`http://127.0.0.1:${port}${target.path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${seed.token}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
   const text = await response.text();
-  return { status: response.status, answer: (response.status === 200 ? JSON.parse(text) : undefined) as SearchAnswer, text };
+  const countedBy = /desc="(\w+)"/.exec(response.headers.get('server-timing') ?? '')?.[1];
+  return { status: response.status, answer: (response.status === 200 ? JSON.parse(text) : undefined) as SearchAnswer, text, countedBy };
 }
 
-async function searchOk(port: number, seed: SearchSeed, body: SearchBody): Promise<SearchAnswer> {
-  const { status, answer, text } = await post(port, seed, body);
-  if (status !== 200) throw new Error(`POST ${searchPath(seed)} answered ${status}: ${text.slice(0, 500)}`);
+/**
+ * Searches until the service's in-process counts answer: its Server-Timing header says `counts`,
+ * or `sql` for a shape they do not answer (history counts, memberships); `preparing` while they
+ * load in the background, when SQL counts meanwhile.
+ */
+async function warmCounts(port: number, seed: SearchSeed, target: Target, body: SearchBody, seconds = 300): Promise<string | undefined> {
+  const until = Date.now() + seconds * 1000;
+  for (;;) {
+    const answer = await post(port, seed, target, body);
+    if (answer.status !== 200) throw new SearchRefused(target.path, answer.status, answer.text);
+    if (answer.countedBy !== 'preparing' || Date.now() > until) return answer.countedBy;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function searchOk(port: number, seed: SearchSeed, target: Target, body: SearchBody): Promise<SearchAnswer> {
+  const { status, answer, text } = await post(port, seed, target, body);
+  if (status !== 200) throw new SearchRefused(target.path, status, text);
   return answer;
 }
 
@@ -165,11 +225,11 @@ function deepTarget(total: number): { position: number; step: number } {
  * warm request (the second of two identical ones: the principal is cached by then, as it is
  * under load).
  */
-async function captureCells(port: number, seed: SearchSeed, shapes: SearchShape[]): Promise<Cell[]> {
+async function captureCells(port: number, seed: SearchSeed, target: Target, shapes: SearchShape[], refusals: Refusal[]): Promise<Cell[]> {
   const captured = async (body: SearchBody) => {
-    await searchOk(port, seed, body);
+    await warmCounts(port, seed, target, body);
     await fetch(`http://127.0.0.1:${port}/bench/captured`);
-    const answer = await searchOk(port, seed, body);
+    const answer = await searchOk(port, seed, target, body);
     // The principal lookup is left out: the service caches it (AUTH_CACHE_SECONDS), so under load
     // it is one statement every few seconds, not one per request; a slow request before this one
     // can let the cache lapse just as the recording starts.
@@ -178,22 +238,29 @@ async function captureCells(port: number, seed: SearchSeed, shapes: SearchShape[
   };
   const cells: Cell[] = [];
   for (const shape of shapes) {
-    const first = await captured({ filter: shape.filter, pageInfo: { size: 25 } });
-    const total = first.answer.total;
-    const deep = deepTarget(total);
-    let startCursor: string | undefined;
-    for (let position = 0; position < deep.position; position += deep.step) {
-      const page = await searchOk(port, seed, { filter: shape.filter, pageInfo: { ...(startCursor ? { startCursor } : {}), size: deep.step } });
-      startCursor = page.pageInfo.endCursor;
+    try {
+      const first = await captured({ filter: shape.filter, pageInfo: { size: 25 } });
+      const total = first.answer.total;
+      const deep = deepTarget(total);
+      let startCursor: string | undefined;
+      for (let position = 0; position < deep.position; position += deep.step) {
+        const page = await searchOk(port, seed, target, { filter: shape.filter, pageInfo: { ...(startCursor ? { startCursor } : {}), size: deep.step } });
+        startCursor = page.pageInfo.endCursor;
+      }
+      const deepBody: SearchBody = { filter: shape.filter, pageInfo: { ...(startCursor ? { startCursor } : {}), size: 25 } };
+      const deepPage = await captured(deepBody);
+      const large = await captured({ filter: shape.filter, pageInfo: { size: 1000 } });
+      cells.push(
+        { target, shape, kind: 'first', body: { filter: shape.filter, pageInfo: { size: 25 } }, position: 0, total, rows: first.answer.results.length, waves: first.waves },
+        { target, shape, kind: 'deep', body: deepBody, position: deep.position, total, rows: deepPage.answer.results.length, waves: deepPage.waves },
+        { target, shape, kind: 'large', body: { filter: shape.filter, pageInfo: { size: 1000 } }, position: 0, total, rows: large.answer.results.length, waves: large.waves },
+      );
+    } catch (error) {
+      // A refusal is a finding, not the end of the bench: reported exactly, the shape's cells left out.
+      if (!(error instanceof SearchRefused)) throw error;
+      refusals.push({ target: target.key, shape: shape.key, status: error.status, body: error.body });
+      log(`  ${target.key} ${shape.key}: REFUSED, POST ${error.path} answered ${error.status}: ${error.body}`);
     }
-    const deepBody: SearchBody = { filter: shape.filter, pageInfo: { ...(startCursor ? { startCursor } : {}), size: 25 } };
-    const deepPage = await captured(deepBody);
-    const large = await captured({ filter: shape.filter, pageInfo: { size: 1000 } });
-    cells.push(
-      { shape, kind: 'first', body: { filter: shape.filter, pageInfo: { size: 25 } }, position: 0, total, rows: first.answer.results.length, waves: first.waves },
-      { shape, kind: 'deep', body: deepBody, position: deep.position, total, rows: deepPage.answer.results.length, waves: deepPage.waves },
-      { shape, kind: 'large', body: { filter: shape.filter, pageInfo: { size: 1000 } }, position: 0, total, rows: large.answer.results.length, waves: large.waves },
-    );
   }
   return cells;
 }
@@ -202,28 +269,29 @@ async function captureCells(port: number, seed: SearchSeed, shapes: SearchShape[
  * Before the route exists: the engine's own page and count statements, compiled in this process
  * for E1's target, sent together (as runSearch sends them). The service columns stay empty.
  */
-async function compileCells(db: Kysely<DB>, seed: SearchSeed, shapes: SearchShape[]): Promise<Cell[]> {
+async function compileCells(db: Kysely<DB>, seed: SearchSeed, target: Target, shapes: SearchShape[]): Promise<Cell[]> {
   const call: SearchCall = { db, cursors: new CursorCodec(await loadCursorSecret(db)), workspaceId: seed.workspaceId, now: new Date(), canReadPersonalData: true };
-  const target = participantsTarget(seed.workspaceId, seed.studyId);
+  const searched = target.key === 'e1' ? participantsTarget(seed.workspaceId, seed.studyId) : peopleTarget(seed.workspaceId);
+  const defaultSort = target.key === 'e1' ? byParticipantId : byPersonId;
   const statementsOf = async (shape: SearchShape, page: SearchBody['pageInfo']) => {
-    const statements = await compileSearch(call, target, shape.filter, page, byParticipantId);
+    const statements = await compileSearch(call, searched, shape.filter, page, defaultSort);
     return [[statements.page.compile(db), statements.count.compile(db)]];
   };
   const cells: Cell[] = [];
   for (const shape of shapes) {
-    const first = await runSearch(call, target, shape.filter, { size: 25 }, byParticipantId);
+    const first = await runSearch(call, searched, shape.filter, { size: 25 }, defaultSort);
     const deep = deepTarget(first.total);
     let startCursor: string | undefined;
     for (let position = 0; position < deep.position; position += deep.step) {
-      startCursor = (await runSearch(call, target, shape.filter, { startCursor, size: deep.step }, byParticipantId)).endCursor;
+      startCursor = (await runSearch(call, searched, shape.filter, { startCursor, size: deep.step }, defaultSort)).endCursor;
     }
-    const deepPage = await runSearch(call, target, shape.filter, { startCursor, size: 25 }, byParticipantId);
-    const large = await runSearch(call, target, shape.filter, { size: 1000 }, byParticipantId);
+    const deepPage = await runSearch(call, searched, shape.filter, { startCursor, size: 25 }, defaultSort);
+    const large = await runSearch(call, searched, shape.filter, { size: 1000 }, defaultSort);
     const body = (pageInfo: SearchBody['pageInfo']): SearchBody => ({ filter: shape.filter, pageInfo });
     cells.push(
-      { shape, kind: 'first', body: body({ size: 25 }), position: 0, total: first.total, rows: first.rows.length, waves: await statementsOf(shape, { size: 25 }) },
-      { shape, kind: 'deep', body: body({ startCursor, size: 25 }), position: deep.position, total: first.total, rows: deepPage.rows.length, waves: await statementsOf(shape, { startCursor, size: 25 }) },
-      { shape, kind: 'large', body: body({ size: 1000 }), position: 0, total: first.total, rows: large.rows.length, waves: await statementsOf(shape, { size: 1000 }) },
+      { target, shape, kind: 'first', body: body({ size: 25 }), position: 0, total: first.total, rows: first.rows.length, waves: await statementsOf(shape, { size: 25 }) },
+      { target, shape, kind: 'deep', body: body({ startCursor, size: 25 }), position: deep.position, total: first.total, rows: deepPage.rows.length, waves: await statementsOf(shape, { startCursor, size: 25 }) },
+      { target, shape, kind: 'large', body: body({ size: 1000 }), position: 0, total: first.total, rows: large.rows.length, waves: await statementsOf(shape, { size: 1000 }) },
     );
   }
   return cells;
@@ -240,7 +308,7 @@ async function explainCells(db: Kysely<DB>, cells: Cell[], file: string) {
       const { rows } = await db.executeQuery<{ 'QUERY PLAN': string }>({ ...query, sql: `explain (analyze, buffers) ${query.sql}` });
       const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
       const section =
-        `=== ${cell.shape.key} / ${pageLabels[cell.kind]} (statement ${index + 1} of ${statements.length}) — ${cell.shape.description}\n` +
+        `=== ${cell.target.key} ${cell.shape.key} / ${pageLabels[cell.kind]} (statement ${index + 1} of ${statements.length}) — ${cell.shape.description}\n` +
         `${query.sql.replace(/\n\s*\n/g, '\n').trim()}\nparameters: ${JSON.stringify(query.parameters).slice(0, 600)}\n\n${plan}\n`;
       sections.push(section);
       // The search's own statements are printed; lookups around them (the study, the properties) go to the file only.
@@ -311,7 +379,7 @@ function floorLoad(execute: (query: CompiledQuery) => Promise<unknown>, cell: Ce
 
 /** The service:  the cell's request over HTTP (keep-alive), its whole answer read. */
 function serviceLoad(port: number, seed: SearchSeed, cell: Cell, load: Load): Promise<Figures> {
-  const url = `http://127.0.0.1:${port}${searchPath(seed)}`;
+  const url = `http://127.0.0.1:${port}${cell.target.path}`;
   const init = { method: 'POST', headers: { authorization: `Bearer ${seed.token}`, 'content-type': 'application/json' }, body: JSON.stringify(cell.body) };
   return closedLoop(async () => {
     const response = await fetch(url, init);
@@ -339,53 +407,79 @@ interface Measured {
 const round1 = (value: number) => Math.round(value * 10) / 10;
 const geometricMean = (values: number[]) => Math.exp(values.reduce((sum, value) => sum + Math.log(value), 0) / values.length);
 
+const MIB = 1024 * 1024;
+
+/** A server's peak resident memory so far: the kernel's high-water mark (VmHWM), in bytes; undefined without /proc. */
+const peakRssOf = (child: RunningChild | undefined) => processMemory(child?.process.pid)?.highWaterMark;
+
 export async function run(options: BenchOptions): Promise<BenchResult> {
   const { quick, flags } = options;
-  const unknown = flags.filter((flag) => !/^--(store|people|seconds|shapes|concurrency)=|^--(reuse|explain|no-load)$/.test(flag));
-  if (unknown.length > 0) {
-    throw new Error(`Unknown flag(s) for the search bench: ${unknown.join(' ')} (known: --store=postgres|embedded, --people=N, --reuse, --explain, --seconds=N, --shapes=a,b, --concurrency=N, --no-load)`);
-  }
+  const known = '--store=postgres|embedded, --people=N, --reuse, --explain, --seconds=S, --warmup=S, --shapes=a,b, --targets=e1,people, --concurrency=N, --no-load';
+  const unknown = flags.filter((flag) => !/^--(store|people|seconds|warmup|shapes|targets|concurrency)=|^--(reuse|explain|no-load)$/.test(flag));
+  if (unknown.length > 0) throw new Error(`Unknown flag(s) for the search bench: ${unknown.join(' ')} (known: ${known})`);
   const storeKind = flagValue(flags, 'store') ?? 'postgres';
   if (storeKind !== 'postgres' && storeKind !== 'embedded') throw new Error(`--store must be postgres or embedded, got ${storeKind}`);
   const people = Math.round(flagNumber(flags, 'people', quick ? 20_000 : storeKind === 'postgres' ? 1_000_000 : 100_000));
-  const seconds = { run: flagNumber(flags, 'seconds', quick ? 2 : 8), warm: quick ? 1 : 2 };
+  const seconds = { run: flagNumber(flags, 'seconds', quick ? 2 : 8), warm: flagNumber(flags, 'warmup', quick ? 1 : 2) };
   const concurrency = Math.round(flagNumber(flags, 'concurrency', DEFAULT_CONCURRENCY));
+  const chosenTargets = (flagValue(flags, 'targets')?.split(',') ?? targetKeys).map((key) => {
+    if (!targetKeys.includes(key as TargetKey)) throw new Error(`--targets takes ${targetKeys.join(', ')}; got ${key}`);
+    return key as TargetKey;
+  });
   const warmLoad: Load = { seconds: seconds.warm, concurrency };
   const measuredLoad: Load = { seconds: seconds.run, concurrency };
   const { store, seed } = await prepareStore(storeKind, people, flags.includes('--reuse'));
   const only = flagValue(flags, 'shapes')?.split(',');
   const shapes = searchShapes(seed).filter((shape) => !only || only.some((key) => shape.key.startsWith(key)));
-  log(`search bench: ${shapes.length} shapes x ${pageKinds.length} pages, concurrency ${concurrency}, ${seconds.run} s per run after ${seconds.warm} s warm-up, store ${storeKind}, ${people.toLocaleString('en-US')} people`);
+  const targets = targetsOf(seed);
+  const shapesOf = (key: TargetKey) => (chosenTargets.includes(key) ? shapes.filter(targets[key].admits) : []);
+  log(
+    `search bench: ${shapesOf('e1').length} shapes on E1 + ${shapesOf('people').length} on /people/search (those naming no PARTICIPANT property) x ${pageKinds.length} pages, ` +
+      `concurrency ${concurrency}, ${seconds.run} s per run after ${seconds.warm} s warm-up, store ${storeKind}, ${people.toLocaleString('en-US')} people`,
+  );
 
-  // The statements of each cell, recorded from the service (or compiled here while the route is missing).
-  let cells: Cell[];
-  let routed: boolean;
+  // The statements of each cell, recorded from the service (or compiled here while a route is missing).
+  const cells: Cell[] = [];
+  const refusals: Refusal[] = [];
+  const routed: Record<TargetKey, boolean> = { e1: false, people: false };
   const capturer = await startService(store, true);
+  let capturerPeakRss: number | undefined;
   try {
-    // A bare POST: an unknown route answers the plain-text 404 of the not-found handler.
-    const probe = await fetch(`http://127.0.0.1:${capturer.port}${searchPath(seed)}`, { method: 'POST', headers: { authorization: `Bearer ${seed.token}` } });
-    routed = !(probe.status === 404 && (await probe.text()) === 'Not Found');
-    cells = routed ? await captureCells(capturer.port, seed, shapes) : [];
+    for (const key of chosenTargets) {
+      const target = targets[key];
+      // A bare POST: an unknown route answers the plain-text 404 of the not-found handler.
+      const probe = await fetch(`http://127.0.0.1:${capturer.port}${target.path}`, { method: 'POST', headers: { authorization: `Bearer ${seed.token}` } });
+      routed[key] = !(probe.status === 404 && (await probe.text()) === 'Not Found');
+      if (routed[key]) cells.push(...(await captureCells(capturer.port, seed, target, shapesOf(key), refusals)));
+    }
+    capturerPeakRss = peakRssOf(capturer);
   } finally {
     await capturer.stop();
   }
   let parent: Database | undefined;
   const parentDb = async () => (parent ??= await openStore(store)).db;
   try {
-    if (!routed) {
-      log(`the service has no ${searchPath(seed).replace(seed.studyId, '{studyId}')} yet: the floor's statements are compiled by the engine in this process, and the service columns stay empty`);
-      cells = await compileCells(await parentDb(), seed, shapes);
+    for (const key of chosenTargets) {
+      if (routed[key]) continue;
+      log(`the service has no ${targets[key].path.replace(seed.studyId, '{studyId}')} yet: the floor's statements are compiled by the engine in this process, and the service columns stay empty`);
+      cells.push(...(await compileCells(await parentDb(), seed, targets[key], shapesOf(key))));
     }
     for (const cell of cells) {
       if (cell.kind !== 'first') continue;
-      const deep = cells.find((other) => other.shape === cell.shape && other.kind === 'deep');
-      log(`  ${cell.shape.key}: total ${cell.total.toLocaleString('en-US')}, deep page at row ${deep?.position ?? 0}, ${cell.waves.flat().length} statements per request (${cell.waves.map((wave) => wave.length).join(' then ')})`);
+      const deep = cells.find((other) => other.target === cell.target && other.shape === cell.shape && other.kind === 'deep');
+      log(
+        `  ${cell.target.key.padEnd(6)} ${cell.shape.key}: total ${cell.total.toLocaleString('en-US')}, deep page at row ${deep?.position ?? 0}, ` +
+          `${cell.waves.flat().length} statements per request (${cell.waves.map((wave) => wave.length).join(' then ')})`,
+      );
     }
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     // EXPLAIN ANALYZE runs every statement once more (seconds each when the plan is poor): only when asked.
     if (flags.includes('--explain')) await explainCells(await parentDb(), cells, path.join(dataDirectory, `search-explain-${storeKind}-${people}-${stamp}.txt`));
 
     const measured: Measured[] = [];
+    /** The measuring server's peak RSS: its kernel high-water mark before it stops, and the highest 100 ms sample while it was loaded. */
+    let serverPeak: { hwm?: number; sampled?: number } = {};
+    const anyRouted = chosenTargets.some((key) => routed[key]);
     if (!flags.includes('--no-load')) {
       // The embedded store admits one process at a time: the service's runs first, then the floor's here.
       // On PostgreSQL each cell's two runs are back to back, in alternating order, so drift in the
@@ -395,13 +489,15 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         await parent.close();
         parent = undefined;
       }
-      const service = routed ? await startService(store, false) : undefined;
+      const service = anyRouted ? await startService(store, false) : undefined;
+      const sampler = service ? sampleMemory(service.process.pid) : undefined;
       const client = interleave ? await bareClient(store) : undefined;
       const serviceFigures = new Map<Cell, Figures>();
       try {
         for (const [index, cell] of cells.entries()) {
           const measureService = async () => {
-            if (!service) return;
+            if (!service || !routed[cell.target.key]) return;
+            await warmCounts(service.port, seed, cell.target, cell.body);
             await serviceLoad(service.port, seed, cell, warmLoad);
             serviceFigures.set(cell, await serviceLoad(service.port, seed, cell, measuredLoad));
           };
@@ -419,9 +515,13 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
           }
           const s = serviceFigures.get(cell);
           const f = measured.find((m) => m.cell === cell)?.floor;
-          log(`  ${cell.shape.key.padEnd(13)} ${pageLabels[cell.kind].padEnd(8)} service ${s ? `p50 ${round1(s.p50Ms)} p99 ${round1(s.p99Ms)} ms` : 'n/a'}${f ? `, floor p50 ${round1(f.p50Ms)} p99 ${round1(f.p99Ms)} ms` : ''}`);
+          log(
+            `  ${cell.target.key.padEnd(6)} ${cell.shape.key.padEnd(13)} ${pageLabels[cell.kind].padEnd(8)} service ${s ? `p50 ${round1(s.p50Ms)} p99 ${round1(s.p99Ms)} ms` : 'n/a'}` +
+              `${f ? `, floor p50 ${round1(f.p50Ms)} p99 ${round1(f.p99Ms)} ms` : ''}${s && s.errors > 0 ? ` (${s.errors} errors)` : ''}`,
+          );
         }
       } finally {
+        if (service) serverPeak = { hwm: peakRssOf(service), sampled: sampler?.stop().peakRss };
         await service?.stop();
         await client?.close();
       }
@@ -432,7 +532,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
             await floorLoad(embedded.execute, cell, warmLoad);
             const floor = await floorLoad(embedded.execute, cell, measuredLoad);
             measured.push({ cell, floor });
-            log(`  ${cell.shape.key.padEnd(13)} ${pageLabels[cell.kind].padEnd(8)} floor p50 ${round1(floor.p50Ms)} p99 ${round1(floor.p99Ms)} ms`);
+            log(`  ${cell.target.key.padEnd(6)} ${cell.shape.key.padEnd(13)} ${pageLabels[cell.kind].padEnd(8)} floor p50 ${round1(floor.p50Ms)} p99 ${round1(floor.p99Ms)} ms`);
           }
         } finally {
           await embedded.close();
@@ -444,8 +544,9 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     log('');
     log(
       formatTable(
-        ['shape', 'page', 'total', 'rows', 'service p50', 'service p99', 'floor p50', 'floor p99', 'ratio p50', 'ratio p99', 'service req/s', 'requests', 'errors'],
+        ['target', 'shape', 'page', 'total', 'rows', 'service p50', 'service p99', 'floor p50', 'floor p99', 'ratio p50', 'ratio p99', 'service req/s', 'requests', 'errors'],
         measured.map(({ cell, service, floor }) => [
+          cell.target.key,
           cell.shape.key,
           pageLabels[cell.kind] + (cell.kind === 'deep' ? ` @${cell.position}` : ''),
           cell.total,
@@ -462,11 +563,39 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         ]),
       ),
     );
+    const mib = (bytes: number | undefined) => (bytes === undefined || !Number.isFinite(bytes) ? null : Math.round((bytes / MIB) * 10) / 10);
+    const serverPeakRssMiB = mib(serverPeak.hwm ?? serverPeak.sampled);
+    if (serverPeak.hwm !== undefined || serverPeak.sampled !== undefined) {
+      log(
+        `\nserver peak RSS: ${serverPeakRssMiB} MiB (VmHWM of the measuring server process over its life; highest 100 ms sample under load ${mib(serverPeak.sampled)} MiB; ` +
+          `the recording server's VmHWM ${mib(capturerPeakRss)} MiB)`,
+      );
+    }
     const withService = measured.filter((entry) => entry.service);
-    const ratio = withService.length > 0 ? geometricMean(withService.map((entry) => entry.service!.p50Ms / entry.floor.p50Ms)) : Number.NaN;
-    if (withService.length > 0) log(`\nservice / floor at p50, geometric mean over ${withService.length} cells: ${ratio.toFixed(3)} (aim <= 1.3)`);
+    const ratioOf = (entries: Measured[]) => (entries.length > 0 ? geometricMean(entries.map((entry) => entry.service!.p50Ms / entry.floor.p50Ms)) : Number.NaN);
+    const ratio = ratioOf(withService);
+    if (withService.length > 0) {
+      const byTarget = chosenTargets
+        .map((key) => [key, withService.filter((entry) => entry.cell.target.key === key)] as const)
+        .filter(([, entries]) => entries.length > 0)
+        .map(([key, entries]) => `${key} ${ratioOf(entries).toFixed(3)} over ${entries.length}`);
+      log(`service / floor at p50, geometric mean over ${withService.length} cells: ${ratio.toFixed(3)} (aim <= 1.3); by target: ${byTarget.join(', ')}`);
+    }
     const failures = measured.filter((entry) => (entry.service?.errors ?? 0) + entry.floor.errors > 0);
     if (failures.length > 0) log(`WARNING: ${failures.length} cell(s) had errors; their figures are suspect`);
+    for (const refusal of refusals) log(`REFUSED: ${refusal.target} ${refusal.shape} answered ${refusal.status}: ${refusal.body}`);
+
+    // Per target, shape and cell: the service's p50/p99 (null without a route), with the floor's beside them.
+    const search: Partial<Record<TargetKey, Record<string, Record<string, { p50Ms: number | null; p99Ms: number | null; floorP50Ms: number; floorP99Ms: number }>>>> = {};
+    for (const { cell, service, floor } of measured) {
+      const byShape = (search[cell.target.key] ??= {});
+      (byShape[cell.shape.key] ??= {})[pageKeys[cell.kind]] = {
+        p50Ms: service ? round1(service.p50Ms) : null,
+        p99Ms: service ? round1(service.p99Ms) : null,
+        floorP50Ms: round1(floor.p50Ms),
+        floorP99Ms: round1(floor.p99Ms),
+      };
+    }
 
     return {
       bench: 'search',
@@ -480,20 +609,9 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       routed,
       // Without the route there is no service to compare: the floor alone, ratio 1 by definition.
       ratio: Number.isFinite(ratio) ? Math.round(ratio * 1000) / 1000 : 1,
-      cells: measured.map(({ cell, service, floor }) => ({
-        shape: cell.shape.key,
-        page: cell.kind,
-        position: cell.position,
-        total: cell.total,
-        rows: cell.rows,
-        statements: cell.waves.flat().length,
-        serviceP50Ms: service ? round1(service.p50Ms) : null,
-        serviceP99Ms: service ? round1(service.p99Ms) : null,
-        floorP50Ms: round1(floor.p50Ms),
-        floorP99Ms: round1(floor.p99Ms),
-        serviceRequests: service?.requests ?? null,
-        floorRequests: floor.requests,
-      })),
+      search,
+      serverPeakRssMiB,
+      refusals,
     };
   } finally {
     await parent?.close();

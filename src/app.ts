@@ -45,6 +45,7 @@ import { eventSchemas } from './families/events/schemas.js';
 import { testHelperRoutes } from './families/test-helpers/routes.js';
 import { registerJobs } from './jobs/registry.js';
 import { JobRunner } from './jobs/runner.js';
+import { SearchCounts } from './search/counts/index.js';
 
 export interface BuildOptions {
   config: Config;
@@ -99,6 +100,13 @@ export async function buildService(options: BuildOptions): Promise<Service> {
     principals: new PrincipalCache(config.authCacheSeconds),
     limiter,
     providers: options.providers ?? new IncentiveProviders(config.incentiveProvider),
+    counts: config.searchCounts
+      ? new SearchCounts(database.db, {
+          maxPeople: config.searchCountsMaxPeople,
+          maxStudies: 16,
+          onError: (error, workspaceId) => app.log.error({ err: error, workspaceId }, 'search counts could not be prepared; SQL counts meanwhile'),
+        })
+      : undefined,
   };
 
   const app = Fastify({
@@ -192,6 +200,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       try {
         await jobs.stop();
         await app.close();
+        await deps.counts?.close();
         await limiter.close();
       } finally {
         if (ownsDatabase) await database.close();

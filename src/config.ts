@@ -19,6 +19,8 @@ const ConfigSchema = Type.Object({
   trustProxy: Type.Union([Type.Boolean(), Type.String({ minLength: 1 })]),
   jobs: Type.Boolean(),
   jobPollSeconds: Type.Number({ exclusiveMinimum: 0 }),
+  searchCounts: Type.Boolean(),
+  searchCountsMaxPeople: Type.Integer({ minimum: 0 }),
   incentiveProvider: Type.Union(providerNames.map((name) => Type.Literal(name))),
 });
 
@@ -77,6 +79,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     trustProxy: trustProxySetting(env.TRUST_PROXY),
     jobs: onOff('JOBS', env.JOBS, true),
     jobPollSeconds: decimal(env.JOB_POLL_SECONDS, 5),
+    // Exact search totals from columns held in process (src/search/counts/); off: every total is counted by SQL.
+    searchCounts: onOff('SEARCH_COUNTS', env.SEARCH_COUNTS, true),
+    searchCountsMaxPeople: integer(env.SEARCH_COUNTS_MAX_PEOPLE, 5_000_000),
     // Where new provider-backed incentives are ordered; `sandbox` pays no one and reaches nothing outside.
     incentiveProvider: oneOf('INCENTIVE_PROVIDER', env.INCENTIVE_PROVIDER, providerNames, DEFAULT_PROVIDER),
     ...overrides,

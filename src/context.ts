@@ -8,6 +8,7 @@ import { type Principal, type PrincipalCache, principalOf } from './http/auth.js
 import type { CursorCodec } from './http/cursor.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import type { IncentiveProviders } from './providers/index.js';
+import type { SearchCounts } from './search/counts/index.js';
 
 /** The process-wide pieces every family's routes and services are built from. */
 export interface ServiceDeps {
@@ -20,6 +21,8 @@ export interface ServiceDeps {
   limiter: RateLimiter;
   /** Incentive provider adapters (src/providers/): INCENTIVE_PROVIDER for new incentives. */
   providers: IncentiveProviders;
+  /** Exact search totals held in process (undefined when SEARCH_COUNTS=off): src/search/counts/. */
+  counts: SearchCounts | undefined;
 }
 
 /**
@@ -33,6 +36,7 @@ export interface CallContext {
   userId: string;
   canReadPersonalData: boolean;
   canReadScreeners: boolean;
+  counts?: SearchCounts | undefined;
 }
 
 export function callContext(deps: ServiceDeps, principal: Principal): CallContext {
@@ -43,6 +47,7 @@ export function callContext(deps: ServiceDeps, principal: Principal): CallContex
     userId: principal.userId,
     canReadPersonalData: principal.canReadPersonalData,
     canReadScreeners: principal.canReadScreeners,
+    counts: deps.counts,
   };
 }
 

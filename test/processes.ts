@@ -1,4 +1,6 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 /** The project's root, where `src/cli.ts` and `src/server.ts` live. */
@@ -36,4 +38,54 @@ export function runCli(args: string[], env: Record<string, string>): Promise<Fin
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
+}
+
+/** A port nobody listens on right now (the kernel's choice), for a server in a child process. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export interface RunningServer {
+  child: ChildProcessWithoutNullStreams;
+  port: number;
+  output: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** `src/server.ts` in a child process on a free port, once it serves /healthz; fails if it exits first. */
+export async function startServer(env: Record<string, string>, logLevel = 'warn'): Promise<RunningServer> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: projectRoot,
+    env: childEnvironment({ ...env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: logLevel }),
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  let exited = false;
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('exit', (code, signal) => {
+      exited = true;
+      resolve({ code, signal });
+    });
+  });
+  const server: RunningServer = { child, port, output: () => output, exited: exit };
+  for (let attempt = 0; attempt < 600; attempt++) {
+    const healthy = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (response) => response.status === 200,
+      () => false,
+    );
+    if (healthy) return server;
+    if (exited) throw new Error(`the server exited before it served /healthz:\n${output}`);
+    await sleep(50);
+  }
+  child.kill('SIGKILL');
+  throw new Error(`the server did not serve /healthz:\n${output}`);
 }

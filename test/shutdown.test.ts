@@ -1,33 +1,15 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeKind, testDatabaseUrl } from './harness.js';
 import { createPrivatePostgresDatabase } from './private-database.js';
-import { childEnvironment, projectRoot, runCli } from './processes.js';
+import { type RunningServer, runCli, startServer as startChildServer } from './processes.js';
 
-/** A port nobody listens on right now (the kernel's choice), for a server in a child process. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-interface RunningServer {
-  child: ChildProcessWithoutNullStreams;
-  port: number;
-  output: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
+/** The server in a child process, logging at info: these tests read its log lines. */
+const startServer = (env: Record<string, string>) => startChildServer(env, 'info');
 
 /** Waits until `condition` holds, polling; fails with `what` if the child exits first or time runs out. */
 async function until(server: RunningServer, what: string, condition: () => boolean | Promise<boolean>) {
@@ -49,23 +31,6 @@ function get(port: number, url: string): Promise<number> {
     });
     request.on('error', () => resolve(0));
   });
-}
-
-async function startServer(env: Record<string, string>): Promise<RunningServer> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: projectRoot,
-    env: childEnvironment({ ...env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info' }),
-  });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('exit', (code, signal) => resolve({ code, signal }));
-  });
-  const server: RunningServer = { child, port, output: () => output, exited };
-  await until(server, 'it served /healthz', async () => (await get(port, '/healthz')) === 200);
-  return server;
 }
 
 interface Answer {

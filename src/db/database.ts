@@ -95,6 +95,8 @@ async function openEmbedded(options: OpenOptions): Promise<Database> {
   try {
     // Loaded only for the embedded store: a PostgreSQL deployment need not carry it (about 40 MB).
     const { PGlite } = await import('@electric-sql/pglite');
+    // pg_trgm, for the trigram indexes of substring search (migration 20261124100000_text_search).
+    const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm');
     // PGlite's default start parameters turn fsync off; the system of record keeps it on.
     const embeddedStartParams = PGlite.defaultStartParams.filter((parameter) => parameter !== '-F');
     const pglite = await PGlite.create({
@@ -102,6 +104,7 @@ async function openEmbedded(options: OpenOptions): Promise<Database> {
       ...(options.inMemory && options.startFrom ? { loadDataDir: options.startFrom } : {}),
       startParams: embeddedStartParams,
       parsers,
+      extensions: { pg_trgm },
     });
     await pglite.exec(`set TimeZone = 'UTC'`);
     const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });

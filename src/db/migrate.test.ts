@@ -9,6 +9,13 @@ import type { DB } from './schema.js';
 
 const allMigrations = Object.keys(migrations);
 const notWorkspaceOwned = new Set(['service_secrets', 'kysely_migration', 'kysely_migration_lock']);
+/**
+ * Indexes that answer a condition on their first key alone, the workspace then checked on the few
+ * rows they find. The trigram indexes of 20261124100000_text_search: GIN could lead with
+ * workspace_id (btree_gin), but the workspace's key lists all its people, and intersecting it
+ * with the needle's trigrams made an email CONTAINS at 1,000,000 people 5–8 ms instead of 0.9 ms.
+ */
+const notLedByWorkspace = new Set(['people_email_trgm']);
 
 /** A store that has never been migrated: an in-memory PGlite, or a new database on the test server. */
 interface FreshStore {
@@ -115,7 +122,7 @@ describe.each(stores)('migrations on a fresh %s store', (_kind, makeStore) => {
   });
 
   it('leads every index of a workspace-owned table with workspace_id', async () => {
-    expect(await indexesNotLedByWorkspace(database.db)).toEqual([]);
+    expect((await indexesNotLedByWorkspace(database.db)).filter((index) => !notLedByWorkspace.has(index))).toEqual([]);
   });
 });
 

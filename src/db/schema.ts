@@ -273,6 +273,8 @@ export interface PeopleTable {
   purged_at: Timestamp | null;
   /** The latest contact (invitation or screener sent), kept with the participant status event that records it. */
   last_contact_at: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The person's number in the search counts' arrays (src/search/counts/): given by a sequence, never changed. */
+  person_no: ColumnType<number, never, never>;
 }
 
 export interface PersonUniqueValuesTable {

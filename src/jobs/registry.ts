@@ -3,6 +3,8 @@ import { importJobHandler } from '../families/imports/job.js';
 import { expireIncentivesHandler, expireIncentivesSchedule, providerWorkHandler, providerWorkSchedule } from '../families/incentives/jobs.js';
 import { purgePeopleHandler, purgePeopleSchedule } from '../families/people/purge.js';
 import { pruneIdempotencyKeysHandler, pruneIdempotencyKeysSchedule } from '../http/idempotency.js';
+import { pruneSearchChangesHandler, pruneSearchChangesSchedule } from '../search/counts/prune.js';
+import { sweepPropertyStatisticsHandler, sweepPropertyStatisticsSchedule } from '../search/property-statistics.js';
 import { pruneJobsHandler, pruneJobsSchedule } from './prune.js';
 import type { JobRunner } from './runner.js';
 
@@ -18,6 +20,10 @@ export function registerJobs(runner: JobRunner, deps: ServiceDeps): void {
   runner.schedule(purgePeopleSchedule);
   runner.register(pruneIdempotencyKeysHandler(deps.db));
   runner.schedule(pruneIdempotencyKeysSchedule);
+  runner.register(pruneSearchChangesHandler(deps.db));
+  runner.schedule(pruneSearchChangesSchedule);
+  runner.register(sweepPropertyStatisticsHandler(deps.db));
+  runner.schedule(sweepPropertyStatisticsSchedule);
   runner.register(expireIncentivesHandler(deps.db, deps.clock, deps.providers));
   runner.schedule(expireIncentivesSchedule);
   runner.register(providerWorkHandler(deps.db, deps.clock, deps.providers));

@@ -7,6 +7,8 @@ import { ConfigError, loadConfig } from '../config.js';
 import { expireIncentivesSchedule, providerWorkSchedule } from '../families/incentives/jobs.js';
 import { purgePeopleSchedule } from '../families/people/purge.js';
 import { pruneIdempotencyKeysSchedule } from '../http/idempotency.js';
+import { pruneSearchChangesSchedule } from '../search/counts/prune.js';
+import { sweepPropertyStatisticsSchedule } from '../search/property-statistics.js';
 import { PRUNE_QUEUE, pruneJobsSchedule } from './prune.js';
 import { enqueueJob, SYSTEM_WORKSPACE_ID } from './queue.js';
 import type { JobRun } from './runner.js';
@@ -81,7 +83,7 @@ describe('POST /v1/test-helpers/jobs/run', () => {
     const response = await runFor(tenant);
     expect(response.statusCode).toBe(200);
     const runs = response.json<{ jobs: JobRun[] }>().jobs;
-    const scheduled = [pruneJobsSchedule, purgePeopleSchedule, pruneIdempotencyKeysSchedule, expireIncentivesSchedule, providerWorkSchedule];
+    const scheduled = [pruneJobsSchedule, purgePeopleSchedule, pruneIdempotencyKeysSchedule, pruneSearchChangesSchedule, sweepPropertyStatisticsSchedule, expireIncentivesSchedule, providerWorkSchedule];
     expect(runs.map((run) => run.queue).sort()).toEqual(scheduled.map((schedule) => schedule.queue).sort());
     expect(runs.every((run) => run.workspaceId === tenant.workspaceId && run.outcome === 'completed')).toBe(true);
     const prune = await service.deps.db

@@ -55,9 +55,15 @@ export interface PropertyDefinition {
   notNull?: boolean;
   /** What the value is, for the OpenAPI description (catalogue names only; custom properties are the workspace's own). */
   meaning?: string;
+  /**
+   * The value is a function of one row alone, the person's or the participant's, and not of the
+   * time: the search counts (src/search/counts/) may then hold it per row, read with `value`.
+   */
+  countedFrom?: 'person' | 'participant';
 }
 
 const column = (name: string) => () => sql.ref(`p.${name}`);
+const ownRow = { countedFrom: 'person' } as const;
 
 const core = named('PERSON');
 
@@ -105,20 +111,20 @@ const populationMembershipName = (label: string, meaning: string) =>
   core(label, 'membership', meaning, (ctx) => sql`(select count(*) from (${populationMembership.ids(ctx)}) as s)`, { membership: populationMembership, notNull: true });
 
 const personNames: Record<string, PropertyDefinition> = {
-  PERSON_ID: core('PERSON_ID', 'text', "the person's id", column('person_id'), { notNull: true }),
-  NAME: core('NAME', 'text', 'first and last name joined by a space, as the Person response gives it', () => sql`nullif(concat_ws(' ', nullif(p.first_name, ''), nullif(p.last_name, '')), '')`, { personalData: true }),
-  FIRST_NAME: core('FIRST_NAME', 'text', 'the first name', column('first_name'), { personalData: true }),
-  LAST_NAME: core('LAST_NAME', 'text', 'the last name', column('last_name'), { personalData: true }),
+  PERSON_ID: core('PERSON_ID', 'text', "the person's id", column('person_id'), { ...ownRow, notNull: true }),
+  NAME: core('NAME', 'text', 'first and last name joined by a space, as the Person response gives it', () => sql`nullif(concat_ws(' ', nullif(p.first_name, ''), nullif(p.last_name, '')), '')`, { ...ownRow, personalData: true }),
+  FIRST_NAME: core('FIRST_NAME', 'text', 'the first name', column('first_name'), { ...ownRow, personalData: true }),
+  LAST_NAME: core('LAST_NAME', 'text', 'the last name', column('last_name'), { ...ownRow, personalData: true }),
   // Only a purged person has no email (people's check), and purged people are deleted: searches read live ones alone.
-  EMAIL: core('EMAIL', 'email', 'the primary email (compared without regard to case)', column('email'), { personalData: true, notNull: true }),
-  PHONE: core('PHONE', 'text', 'the primary phone', column('phone'), { personalData: true }),
-  IMPORT_SOURCE: core('IMPORT_SOURCE', 'text', 'how the person came in by import (CSV_IMPORT for a CSV file)', column('import_source')),
-  IMPORT_DATE: core('IMPORT_DATE', 'datetime', 'when an import last wrote the person', column('imported_at')),
-  IMPORT_UPLOAD_LIST: core('IMPORT_UPLOAD_LIST', 'text', 'the id of the import that last wrote the person', column('last_import_id')),
-  OPTED_OUT: core('OPTED_OUT', 'boolean', 'whether the person opted out', column('is_opted_out'), { notNull: true }),
-  CONTACT_STATUS: core('CONTACT_STATUS', 'enum', 'the contact status', column('contact_status'), { options: enumOptions(['CONTACTABLE', 'OPTED_OUT', 'UNREACHABLE']), notNull: true }),
-  CONTACT_STATUS_UPDATE_DATE: core('CONTACT_STATUS_UPDATE_DATE', 'datetime', 'when the contact status last changed', column('contact_status_updated_at')),
-  LAST_CHANGED_AT: core('LAST_CHANGED_AT', 'datetime', 'when the person was last changed', column('updated_at'), { notNull: true }),
+  EMAIL: core('EMAIL', 'email', 'the primary email (compared without regard to case)', column('email'), { ...ownRow, personalData: true, notNull: true }),
+  PHONE: core('PHONE', 'text', 'the primary phone', column('phone'), { ...ownRow, personalData: true }),
+  IMPORT_SOURCE: core('IMPORT_SOURCE', 'text', 'how the person came in by import (CSV_IMPORT for a CSV file)', column('import_source'), ownRow),
+  IMPORT_DATE: core('IMPORT_DATE', 'datetime', 'when an import last wrote the person', column('imported_at'), ownRow),
+  IMPORT_UPLOAD_LIST: core('IMPORT_UPLOAD_LIST', 'text', 'the id of the import that last wrote the person', column('last_import_id'), ownRow),
+  OPTED_OUT: core('OPTED_OUT', 'boolean', 'whether the person opted out', column('is_opted_out'), { ...ownRow, notNull: true }),
+  CONTACT_STATUS: core('CONTACT_STATUS', 'enum', 'the contact status', column('contact_status'), { ...ownRow, options: enumOptions(['CONTACTABLE', 'OPTED_OUT', 'UNREACHABLE']), notNull: true }),
+  CONTACT_STATUS_UPDATE_DATE: core('CONTACT_STATUS_UPDATE_DATE', 'datetime', 'when the contact status last changed', column('contact_status_updated_at'), ownRow),
+  LAST_CHANGED_AT: core('LAST_CHANGED_AT', 'datetime', 'when the person was last changed', column('updated_at'), { ...ownRow, notNull: true }),
   POPULATION_MEMBERSHIP: populationMembershipName('POPULATION_MEMBERSHIP', 'the populations the person belongs to (population ids; sorts by their number)'),
   SEGMENT_MEMBERSHIP: core(
     SEGMENT_MEMBERSHIP,
@@ -218,6 +224,7 @@ export async function loadCustomProperties(db: Kysely<DB>, workspaceId: string, 
       type,
       personalData: property.is_pii || property.is_phi,
       value: customValue(property.property_id, property.property_type),
+      countedFrom: 'person',
       ...(type === 'select' || type === 'multiselect'
         ? { options: options.filter((option) => option.property_id === property.property_id).map((option) => ({ id: option.option_id, name: option.name })) }
         : {}),

@@ -82,7 +82,7 @@ export function namedPropertyIds(filter: RootFilter | undefined): string[] {
 }
 
 /** Comparisons whose result is the complement of another's: they also match people with no value. */
-const complements: Partial<Record<Comparison, Comparison>> = {
+export const complements: Partial<Record<Comparison, Comparison>> = {
   NOT_EQUALS: 'EQUALS',
   NOT_CONTAINS: 'CONTAINS',
   NOT_IN: 'IN',
@@ -137,7 +137,7 @@ const not = (condition: Condition): Condition => sql<SqlBool>`(not coalesce(${co
 const textArray = (values: string[]) => sql`cast(${values} as text[])`;
 
 /** Values: each reader refuses what does not fit, naming the value's path. */
-const read = {
+export const read = {
   none(value: unknown, path: Path, comparison: Comparison) {
     if (value !== undefined) throw badRequest(`${comparison} takes no value`, path);
   },
@@ -235,9 +235,13 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
           // The database's lower(), as on the stored side: JavaScript folds some letters differently.
           return sql<SqlBool>`${folded} = any(${type === 'email' ? sql`array(select lower(v) from unnest(${textArray(values)}) as v)` : textArray(values)})`;
         }
-        // Substring matches ignore case for every text; strpos and starts_with need no escaping of LIKE's wildcards.
-        if (comparison === 'CONTAINS') return sql<SqlBool>`strpos(lower(${value}), lower(cast(${read.string(raw, path)} as text))) > 0`;
-        return sql<SqlBool>`starts_with(lower(${value}), lower(cast(${read.string(raw, path)} as text)))`;
+        // Substring matches ignore case for every text, PostgreSQL's lower() on both sides. As LIKE
+        // patterns they can use the trigram indexes of migration 20261124100000_text_search (strpos and
+        // starts_with could not): the needle's %, _ and \ are quoted with a backslash, LIKE's default
+        // escape, so it matches literally, and an empty needle still matches every value that is not null.
+        const needle = sql`lower(cast(${read.string(raw, path).replace(/[\\%_]/g, '\\$&')} as text))`;
+        if (comparison === 'CONTAINS') return sql<SqlBool>`(lower(${value}) like ('%' || ${needle} || '%'))`;
+        return sql<SqlBool>`(lower(${value}) like (${needle} || '%'))`;
       }
       case 'number': {
         const operators: Partial<Record<Comparison, string>> = {

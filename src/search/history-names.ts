@@ -92,7 +92,7 @@ function windowed(prefix: string, meaning: (window: string) => string, value: (d
 }
 
 export const historyNames: Record<string, PropertyDefinition> = {
-  LAST_CONTACT_DATE: derived('LAST_CONTACT_DATE', 'datetime', 'when the person was last contacted: invited to a study, or sent a screener', () => sql`p.last_contact_at`),
+  LAST_CONTACT_DATE: derived('LAST_CONTACT_DATE', 'datetime', 'when the person was last contacted: invited to a study, or sent a screener', () => sql`p.last_contact_at`, { countedFrom: 'person' }),
   STUDY_MEMBERSHIP: derived('STUDY_MEMBERSHIP', 'membership', 'the studies the person is a participant of (study ids; sorts by their number)', (ctx) => sql`(select count(*) from (${studyMembership.ids(ctx)}) as s)`, {
     membership: studyMembership,
     notNull: true,

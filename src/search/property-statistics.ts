@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB, PropertyType } from '../db/schema.js';
+import { type JobHandler, type Schedule, sweepScope } from '../jobs/queue.js';
 import { customValueOf } from './catalogue.js';
 
 /**
@@ -30,7 +31,53 @@ export async function createPropertyStatistics(db: Kysely<DB>, properties: reado
   }
 }
 
-/** Inside the transaction that deletes the properties. */
-export async function dropPropertyStatistics(db: Kysely<DB>, propertyIds: readonly string[]): Promise<void> {
-  for (const propertyId of propertyIds) await sql`drop statistics if exists ${sql.id(statisticsName(propertyId))}`.execute(db);
+/**
+ * A deleted property's statistics object outlives it until the sweep below. Dropping it in the
+ * deleting transaction made other requests fail: PostgreSQL's planner reads the list of a table's
+ * statistics objects from its relation cache and then looks each one up, and one dropped in
+ * between fails that unrelated query with "cache lookup failed for statistics object" (XX000).
+ * Seen on PostgreSQL 15 with 16 workspaces deleting properties while others searched and ANALYZE
+ * ran: a handful of 500s per run. Only a lock that conflicts with the planner's ACCESS SHARE
+ * closes that window, so the sweep drops them all at once under ACCESS EXCLUSIVE, waiting at most
+ * LOCK_WAIT for it (a queued exclusive lock holds up every reader of people meanwhile) and
+ * leaving them to the next sweep when it cannot have it. A leftover object is harmless: it reads
+ * a key no person has any more.
+ */
+export const PROPERTY_STATISTICS_SWEEP_QUEUE = 'search.statistics.sweep';
+const LOCK_WAIT = '200ms';
+
+/** Statistics objects on people whose property no longer exists. */
+async function orphanedStatistics(db: Kysely<DB>): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`
+    select stxname as name from pg_statistic_ext
+    where stxrelid = cast('people' as regclass) and stxname like 'people\_property\_%'
+      and not exists (select 1 from person_properties where lower(person_properties.property_id) = substr(stxname, ${statisticsName('').length + 1}))
+  `.execute(db);
+  return rows.map((row) => row.name);
 }
+
+export async function sweepPropertyStatistics(db: Kysely<DB>, lockWait = LOCK_WAIT): Promise<{ dropped: number; postponed: boolean }> {
+  if ((await orphanedStatistics(db)).length === 0) return { dropped: 0, postponed: false };
+  try {
+    return await db.transaction().execute(async (transaction) => {
+      await sql`set local lock_timeout = ${sql.lit(lockWait)}`.execute(transaction);
+      await sql`lock table people in access exclusive mode`.execute(transaction);
+      const names = await orphanedStatistics(transaction);
+      for (const name of names) await sql`drop statistics if exists ${sql.id(name)}`.execute(transaction);
+      return { dropped: names.length, postponed: false };
+    });
+  } catch (error) {
+    if ((error as { code?: string }).code === '55P03') return { dropped: 0, postponed: true };
+    throw error;
+  }
+}
+
+/** Statistics objects belong to no workspace: a drain scoped to one workspace (sweepScope) leaves them be. */
+export function sweepPropertyStatisticsHandler(db: Kysely<DB>): JobHandler {
+  return {
+    queue: PROPERTY_STATISTICS_SWEEP_QUEUE,
+    run: async (job) => (sweepScope(job) === undefined ? sweepPropertyStatistics(db) : { dropped: 0, postponed: false }),
+  };
+}
+
+export const sweepPropertyStatisticsSchedule: Schedule = { name: PROPERTY_STATISTICS_SWEEP_QUEUE, queue: PROPERTY_STATISTICS_SWEEP_QUEUE, everySeconds: 60 * 60 };

@@ -8,6 +8,7 @@ import { compileRootFilter, type CompiledSearch, type GroupAvailability, namedPr
 import type { PropertyGroup } from './names.js';
 import type { RootFilter } from './schemas.js';
 import { loadSegmentConditions, segmentsNamed } from './segments.js';
+import { type CountedBy, type CountPlan, planCount, type SearchCounts } from './counts/index.js';
 
 /** Who searches, and when: the parts of a call the search needs. */
 export interface SearchCall {
@@ -16,6 +17,8 @@ export interface SearchCall {
   workspaceId: string;
   now: Date;
   canReadPersonalData: boolean;
+  /** The counts held in process; without them (or for a plan they cannot answer) SQL counts. */
+  counts?: SearchCounts;
 }
 
 /**
@@ -36,11 +39,18 @@ export interface SearchTarget {
   groups: GroupAvailability;
   /** Groups whose row a searched row may lack (outer joins): their names may then be null. */
   optionalGroups?: readonly PropertyGroup[];
+  /**
+   * What the rows are, for the counts held in process: the workspace's live people, or the
+   * participants of a study whose person is live. Targets without it are counted by SQL.
+   */
+  countedOver?: { studyId?: string };
 }
 
 export interface SearchPage<Row> {
   rows: Row[];
   total: number;
+  /** Whether the counts held in process or SQL counted the total: answered in a Server-Timing header. */
+  countedBy: CountedBy;
   hasNextPage: boolean;
   startCursor: string;
   endCursor: string;
@@ -113,6 +123,21 @@ export interface SearchStatements {
   scope: string;
   /** The instant relative names were read at: the cursors of this page carry it on. */
   now: Date;
+  /** The count as the counts held in process evaluate it, when they can. */
+  countPlan?: CountPlan;
+}
+
+/** The Server-Timing header of a search response: how its total was counted, and how long the request took so far. */
+export const serverTiming = (countedBy: CountedBy, startedAt: number) => `total;desc="${countedBy}";dur=${(performance.now() - startedAt).toFixed(1)}`;
+
+/** JSON with every object's keys in order: the same filter, however its keys were ordered, hashes alike. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value).filter(([, item]) => item !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
 }
 
 /**
@@ -122,7 +147,7 @@ export interface SearchStatements {
 export async function compileSearch(call: SearchCall, target: SearchTarget, filter: RootFilter | undefined, page: PageRequest, defaultSort: SortKey): Promise<SearchStatements> {
   const { db, workspaceId } = call;
   // The scope binds a cursor to this search, its filter and sort: another query's cursor fails its MAC.
-  const scope = `${target.scope}:${createHash('sha256').update(JSON.stringify(filter ?? null)).digest('base64url')}`;
+  const scope = `${target.scope}:${createHash('sha256').update(canonicalJson(filter ?? null)).digest('base64url')}`;
   const start = page.startCursor === undefined ? undefined : decodePosition(call.cursors, scope, page.startCursor);
   const now = start?.now ?? call.now;
 
@@ -130,15 +155,20 @@ export async function compileSearch(call: SearchCall, target: SearchTarget, filt
   const context: CompileContext = { workspaceId, now };
   const segments = segmentsNamed(filter);
   if (segments) context.segments = await loadSegmentConditions({ ...call, now }, context, segments);
-  const compiled = compileRootFilter(filter, {
+  const compileOptions = {
     context,
     canReadPersonalData: call.canReadPersonalData,
     customProperties,
     groups: target.groups,
     optionalGroups: new Set(target.optionalGroups ?? []),
     defaultSort,
-  });
+  };
+  const compiled = compileRootFilter(filter, compileOptions);
   await checkMemberships(call, compiled);
+  const countPlan =
+    call.counts && target.countedOver
+      ? planCount(filter, { context, customProperties, sqlCondition: (leaf) => compileRootFilter({ filters: [leaf] }, compileOptions).where! })
+      : undefined;
 
   const { sort } = compiled;
   const matches = compiled.where ? sql<SqlBool>`${target.where} and ${compiled.where}` : target.where;
@@ -154,7 +184,7 @@ export async function compileSearch(call: SearchCall, target: SearchTarget, filt
     order by ${orderKey}, ${target.id} ${direction}
     limit ${sql.lit(page.size + 1)}`;
   const countStatement = sql<{ total: string | number }>`select count(*) as total from ${target.from(compiled.filterGroups)} where ${matches}`;
-  return { page: pageStatement, count: countStatement, scope, now };
+  return { page: pageStatement, count: countStatement, scope, now, ...(countPlan ? { countPlan } : {}) };
 }
 
 /**
@@ -164,17 +194,22 @@ export async function compileSearch(call: SearchCall, target: SearchTarget, filt
 export async function runSearch<Row>(call: SearchCall, target: SearchTarget, filter: RootFilter | undefined, page: PageRequest, defaultSort: SortKey): Promise<SearchPage<Row>> {
   const statements = await compileSearch(call, target, filter, page, defaultSort);
   type Found = Row & { sort_key: string | null; row_id: string };
-  const [found, counted] = await Promise.all([
-    (statements.page as RawBuilder<Found>).execute(call.db),
-    statements.count.execute(call.db),
-  ]);
-  const rows = found.rows;
+  const pageStatement = statements.page as RawBuilder<Found>;
+  const counted =
+    statements.countPlan && call.counts
+      ? await call.counts.count(call.workspaceId, target.countedOver?.studyId, statements.countPlan, async (transaction) => (await pageStatement.execute(transaction)).rows)
+      : ({ by: 'sql' } as const);
+  const [rows, total] =
+    counted.by === 'counts'
+      ? [counted.page, counted.total]
+    : await Promise.all([pageStatement.execute(call.db).then((found) => found.rows), statements.count.execute(call.db).then((result) => Number(result.rows[0]!.total))]);
   const hasNextPage = rows.length > page.size;
   const shown = hasNextPage ? rows.slice(0, page.size) : rows;
   const cursorOf = (row: Found | undefined) => (row === undefined ? '' : call.cursors.encode(statements.scope, [row.sort_key, row.row_id, statements.now.getTime()]));
   return {
     rows: shown.map(({ sort_key: _sortKey, row_id: _rowId, ...row }) => row as Row),
-    total: Number(counted.rows[0]!.total),
+    total,
+    countedBy: counted.by,
     hasNextPage,
     startCursor: cursorOf(shown[0]),
     endCursor: cursorOf(shown.at(-1)),

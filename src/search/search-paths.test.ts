@@ -6,8 +6,8 @@ import { insertPeople, search, type SearchResult } from '../families/people/sear
 import { call, createTenant, type Tenant, type TestService } from '../../test/harness.js';
 import { startPrivateTestService } from '../../test/private-database.js';
 import { createStudy, expectedOrder, insertParticipants, setLastContact } from './history-fixtures.js';
-import { statisticsName } from './property-statistics.js';
-import { compileSearch, type SearchCall } from './run.js';
+import { statisticsName, sweepPropertyStatistics } from './property-statistics.js';
+import { canonicalJson, compileSearch, type SearchCall } from './run.js';
 import type { RootFilter } from './schemas.js';
 import { byParticipantId, byPersonId, participantsTarget, peopleTarget } from './targets.js';
 
@@ -144,12 +144,23 @@ describe('search access paths', () => {
     }
   });
 
+  it('a cursor continues the same filter sent with its keys in another order', async () => {
+    const filter = lastContactSort('DESC');
+    const first = await search(service, tenant.token, { filter, pageInfo: { size: 10 } });
+    expect(first.statusCode, first.body).toBe(200);
+    const reordered = { sort: { propertyName: 'LAST_CONTACT_DATE', propertyGroup: 'PERSON', operator: 'DESC' }, filters: [], operator: 'AND' };
+    const next = await search(service, tenant.token, { pageInfo: { startCursor: first.json<SearchResult>().pageInfo.endCursor, size: 10 }, filter: reordered });
+    expect(next.statusCode, next.body).toBe(200);
+    const order = expectedOrder(personIds.map((id, index) => ({ id, value: lastContacts[index]! })), 'DESC');
+    expect(next.json<SearchResult>().results.map((person) => person.personId)).toEqual(order.slice(10, 20));
+  });
+
   it('a cursor issued before nulls had a stand-in (it carries null) continues among the people never contacted', async () => {
     const filter = lastContactSort('DESC');
     const order = expectedOrder(personIds.map((id, index) => ({ id, value: lastContacts[index]! })), 'DESC');
     const firstNull = order.findIndex((id) => lastContacts[personIds.indexOf(id)] === null);
     // The scope the engine binds cursors to: the route's, and the filter's digest.
-    const scope = `people-search:${tenant.workspaceId}:${createHash('sha256').update(JSON.stringify(filter)).digest('base64url')}`;
+    const scope = `people-search:${tenant.workspaceId}:${createHash('sha256').update(canonicalJson(filter)).digest('base64url')}`;
     const startCursor = service.deps.cursors.encode(scope, [null, order[firstNull], Date.now()]);
     const response = await search(service, tenant.token, { filter, pageInfo: { size: 100, startCursor } });
     expect(response.statusCode, response.body).toBe(200);
@@ -161,7 +172,7 @@ describe('planner statistics on custom properties', () => {
   const statisticsOf = async (propertyId: string) =>
     (await sql<{ name: string }>`select stxname as name from pg_statistic_ext where stxname = ${statisticsName(propertyId)}`.execute(service.deps.db)).rows.length;
 
-  it('are made with a property whose filters compare its value, and dropped with it', async () => {
+  it('are made with a property whose filters compare its value, and swept after it is deleted', async () => {
     const response = await call(service, 'POST', '/properties/import', {
       token: tenant.token,
       body: [
@@ -175,7 +186,9 @@ describe('planner statistics on custom properties', () => {
     expect([await statisticsOf(region!), await statisticsOf(visits!), await statisticsOf(firstVisit!)]).toEqual([1, 1, 0]);
     const deleted = await call(service, 'DELETE', `/properties/${visits}`, { token: tenant.token });
     expect(deleted.statusCode, deleted.body).toBe(200);
-    expect(await statisticsOf(visits!)).toBe(0);
+    expect(await statisticsOf(visits!)).toBe(1);
+    expect(await sweepPropertyStatistics(service.deps.db, '30s')).toMatchObject({ postponed: false });
+    expect([await statisticsOf(region!), await statisticsOf(visits!)]).toEqual([1, 0]);
   });
 
   it("let the planner estimate a filter on a property from the people's values, not guess 0.5%", async () => {
@@ -202,5 +215,108 @@ describe('planner statistics on custom properties', () => {
     // option half of these people hold is estimated far above the one nobody holds.
     const [wet, mild] = [await estimate('Wet'), await estimate('Mild')];
     expect(wet).toBeGreaterThan(10 * mild);
+  });
+});
+
+describe('substring filters on the trigram indexes of 20261124100000_text_search', () => {
+  // Distinct strings, so that a few characters of one of them are rare among the others.
+  const hex = (index: number) => createHash('sha256').update(`trigram ${index}`).digest('hex');
+  const crowd = 3000;
+  const literal: Record<string, string> = {};
+
+  beforeAll(async () => {
+    for (let start = 0; start < crowd; start += 500) {
+      await insertPeople(
+        service,
+        tenant.workspaceId,
+        Array.from({ length: 500 }, (_, offset) => {
+          const digest = hex(start + offset);
+          return { email: `t${digest.slice(0, 16)}@example.test`, firstName: `F${digest.slice(16, 26)}`, lastName: `L${digest.slice(26, 36)}`, phone: `+1${digest.slice(36, 46)}` };
+        }),
+      );
+    }
+    // Needles whose %, _ and \ must match themselves, not LIKE's wildcards.
+    const wildcards = [
+      ['percent', '100%Sure', 'a%b'],
+      ['percentless', '1000Sure', 'axxb'],
+      ['underscore', 'Under_Score', 'a\\b'],
+      ['underscoreless', 'UnderXScore', 'a\\\\b'],
+    ] as const;
+    const ids = await insertPeople(
+      service,
+      tenant.workspaceId,
+      wildcards.map(([key, firstName, lastName]) => ({ email: `${key}@literal.test`, firstName, lastName })),
+    );
+    wildcards.forEach(([key], index) => (literal[key] = ids[index]!));
+    await sql`vacuum analyze people`.execute(service.deps.db);
+  });
+
+  /** The plan the planner picks by itself: nothing priced out (GIN is read only by bitmap scans). */
+  async function chosenPlan(filter: RootFilter): Promise<string> {
+    const statements = await compileSearch(searchCall(), peopleTarget(tenant.workspaceId), filter, { size: 25 }, byPersonId);
+    const compiled = statements.count.compile(service.deps.db);
+    const { rows } = await service.deps.db.executeQuery<{ 'QUERY PLAN': string }>({ ...compiled, sql: `explain (costs off) ${compiled.sql}` });
+    return rows.map((row) => row['QUERY PLAN']).join('\n');
+  }
+
+  const on = (propertyName: string, comparison: 'CONTAINS' | 'STARTS_WITH' | 'NOT_CONTAINS', value: string): RootFilter => ({
+    operator: 'AND',
+    filters: [{ property: { propertyGroup: 'PERSON', propertyName }, comparison, value }],
+  });
+
+  const cases: [string, string, 'CONTAINS' | 'STARTS_WITH', string, (digest: string) => string][] = [
+    ['an email CONTAINS', 'EMAIL', 'CONTAINS', 'people_email_trgm', (digest) => digest.slice(4, 12).toUpperCase()],
+  ];
+  for (const [title, name, comparison, index, needleOf] of cases) {
+    it(`${title} is a Bitmap Index Scan on ${index}, and finds the person`, async () => {
+      const filter = on(name, comparison, needleOf(hex(1234)));
+      const plan = await chosenPlan(filter);
+      expect(plan).toContain(`Bitmap Index Scan on ${index}`);
+      expect(plan).toMatch(/Index Cond: \(lower\(.*\) ~~ /);
+      const response = await search(service, tenant.token, { filter, pageInfo: { size: 100 } });
+      expect(response.statusCode, response.body).toBe(200);
+      expect(response.json<SearchResult>().results.map((person) => person.email)).toContain(`t${hex(1234).slice(0, 16)}@example.test`);
+    });
+  }
+
+  /** The people with wildcards in their names that a filter finds (the crowd is more than a page). */
+  it('an email STARTS_WITH reads an index: people_email_unique as a range where the collation is C (PGlite), else the trigrams', async () => {
+    const filter = on('EMAIL', 'STARTS_WITH', `T${hex(1234).slice(0, 7)}`);
+    const plan = await chosenPlan(filter);
+    const { rows } = await sql<{ collation: string }>`select datcollate as collation from pg_database where datname = current_database()`.execute(service.deps.db);
+    // Under C the btree of (workspace_id, lower(email)) orders as LIKE compares, and the planner
+    // turns the prefix into a range of it; under another collation it cannot, and a STARTS_WITH
+    // is the trigram index's.
+    if (rows[0]!.collation === 'C') expect(plan).toMatch(/Index Cond: .*lower\(email\) >= 't.*lower\(email\) < 't/);
+    else expect(plan).toContain('Bitmap Index Scan on people_email_trgm');
+    expect(plan).not.toMatch(/Seq Scan/);
+    const response = await search(service, tenant.token, { filter, pageInfo: { size: 100 } });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json<SearchResult>().results.map((person) => person.email)).toContain(`t${hex(1234).slice(0, 16)}@example.test`);
+  });
+
+  const idsOf = async (filter: RootFilter) => {
+    const among: RootFilter = { operator: 'AND', filters: [...filter.filters, { property: { propertyGroup: 'PERSON', propertyName: 'EMAIL' }, comparison: 'CONTAINS', value: '@literal.test' }] };
+    const response = await search(service, tenant.token, { filter: among, pageInfo: { size: 100 } });
+    expect(response.statusCode, response.body).toBe(200);
+    return response.json<SearchResult>().results.map((person) => person.personId).sort();
+  };
+
+  it('takes %, _ and \\ in a needle literally, and ignores case on both sides', async () => {
+    expect(await idsOf(on('FIRST_NAME', 'CONTAINS', '0%s'))).toEqual([literal.percent]);
+    expect(await idsOf(on('FIRST_NAME', 'STARTS_WITH', '100%'))).toEqual([literal.percent]);
+    expect(await idsOf(on('FIRST_NAME', 'CONTAINS', 'r_s'))).toEqual([literal.underscore]);
+    expect(await idsOf(on('FIRST_NAME', 'STARTS_WITH', 'UNDER_'))).toEqual([literal.underscore]);
+    expect(await idsOf(on('LAST_NAME', 'CONTAINS', 'A\\B'))).toEqual([literal.underscore]);
+    expect(await idsOf(on('LAST_NAME', 'STARTS_WITH', 'a\\\\'))).toEqual([literal.underscoreless]);
+    expect(await idsOf(on('LAST_NAME', 'CONTAINS', '%'))).toEqual([literal.percent]);
+    expect(await idsOf(on('FIRST_NAME', 'NOT_CONTAINS', '_'))).toEqual([literal.percent, literal.percentless, literal.underscoreless].sort());
+  });
+
+  it('an empty needle matches every value that is not null, as strpos and starts_with did', async () => {
+    const everyone = Object.values(literal).sort();
+    expect(await idsOf(on('LAST_NAME', 'CONTAINS', ''))).toEqual(everyone);
+    expect(await idsOf(on('LAST_NAME', 'STARTS_WITH', ''))).toEqual(everyone);
+    expect(await idsOf(on('LAST_NAME', 'NOT_CONTAINS', ''))).toEqual([]);
   });
 });

@@ -43,6 +43,7 @@ export function peopleTarget(workspaceId: string): SearchTarget {
     id: sql`p.person_id`,
     columns: sql`p.*`,
     groups: peopleSearchGroups,
+    countedOver: {},
   };
 }
 
@@ -60,6 +61,7 @@ export function participantsTarget(workspaceId: string, studyId: string): Search
     columns: sql`pt.*`,
     groups: all,
     optionalGroups: ['INCENTIVE'],
+    countedOver: { studyId },
   };
 }
 

@@ -20,7 +20,7 @@ const places = [
 ];
 
 /** A small seeded generator (mulberry32): the same demo data on every run. */
-function seededRandom(seed: number) {
+export function seededRandom(seed: number) {
   let state = seed >>> 0;
   const next = () => {
     state = (state + 0x6d2b79f5) >>> 0;

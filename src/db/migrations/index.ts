@@ -13,6 +13,8 @@ import * as importChunkStorage from './20261123007100_import_chunk_storage.js';
 import * as incentiveVoidPurpose from './20261124001000_incentive_void_purpose.js';
 import * as searchPaths from './20261124002000_search_paths.js';
 import * as propertyStatistics from './20261124002100_property_statistics.js';
+import * as textSearch from './20261124100000_text_search.js';
+import * as searchCounts from './20261124100100_search_counts.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +32,6 @@ export const migrations: Record<string, Migration> = {
   '20261124001000_incentive_void_purpose': incentiveVoidPurpose,
   '20261124002000_search_paths': searchPaths,
   '20261124002100_property_statistics': propertyStatistics,
+  '20261124100000_text_search': textSearch,
+  '20261124100100_search_counts': searchCounts,
 };

@@ -3,9 +3,9 @@ import { type Kysely, sql } from 'kysely';
 import type { Clock } from '../../clock.js';
 import type { DB } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
-import { idPrefixes, newId } from '../../ids.js';
 import type { Job, JobHandler } from '../../jobs/queue.js';
-import { loadPropertyCatalogue, type PropertyCatalogue, uniqueValueKey } from '../people/values.js';
+import { loadPropertyCatalogue, type PropertyCatalogue } from '../people/values.js';
+import { type PersonUpsert, refreshPeopleStatistics, upsertPeopleBatch } from '../people/writer.js';
 import { checkRow, type Column, type ImportedRow, resolveHeader } from './columns.js';
 import * as queries from './queries.js';
 import { IMPORT_ERRORS_KEPT_MAX } from './queries.js';
@@ -126,7 +126,7 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
     inFlight = (async () => {
       await previous;
       if (columns?.some((column) => column.kind === 'property' && column.property.isUnique) && written >= analyzeAt) {
-        await refreshStatistics(db);
+        await refreshPeopleStatistics(db);
         analyzeAt = written * 2;
       }
       await commitBatch(db, clock, batchContext, rows, from, next);
@@ -220,20 +220,6 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
 }
 
 /**
- * Takes fresh planner statistics of the tables an import with unique properties looks people and
- * claims up in, as the import grows them: after the first batch, then each time this run has
- * doubled what it wrote (a handful of times in a million rows; the two columns that matter only).
- * Without them, or with statistics from before this workspace's rows went in, the planner judges
- * this workspace's rows too few to matter and may read them all through another index for each of
- * a batch's emails: the import then slows quadratically. Autovacuum would come too late for an
- * import, and the embedded store has none.
- */
-async function refreshStatistics(db: Kysely<DB>) {
-  await sql`analyze people (workspace_id, deleted_at)`.execute(db);
-  await sql`analyze person_unique_values (workspace_id)`.execute(db);
-}
-
-/**
  * The fence of every write of a run, taken first in its transaction and under the import row's
  * lock: only the run at the committed offset writes, and only while its job still runs this
  * attempt (a run whose lease lapsed, and was taken over or failed meanwhile, stops here instead of
@@ -291,17 +277,8 @@ interface BatchContext {
 }
 
 /** Rows of one batch that upsert the same person (an email repeated in the batch). */
-interface Upsert {
-  emailKey: string;
-  email: string;
+interface Upsert extends PersonUpsert {
   rowNumbers: number[];
-  firstName?: string;
-  lastName?: string;
-  phone?: string;
-  properties: Record<string, ImportedRow['properties'][string]>;
-  /** The person's id: a new one, or (when unique values were checked) the live person's of this email. */
-  personId?: string;
-  failure?: string;
 }
 
 async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, batch: RowOutcome[], expectedOffset: number, nextOffset: number) {
@@ -328,22 +305,13 @@ async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, 
     }
 
     const all = [...upserts.values()];
-    // Only unique-property values need to know, before anything is written, who each email is:
-    // whether the value's holder is this very person. Other batches go straight to the upsert.
-    const uniqueIds = uniquePropertyIds(catalogue);
-    const claimsUnique = all.some((upsert) => uniqueIds.some((id) => upsert.properties[id] !== undefined));
-    if (claimsUnique) {
-      const byEmail = await lockPeopleByEmail(transaction, workspaceId, all.map((upsert) => upsert.emailKey));
-      for (const upsert of all) upsert.personId = byEmail.get(upsert.emailKey) ?? newId(idPrefixes.person);
-      await checkUniqueValues(transaction, workspaceId, catalogue, all);
-    } else {
-      for (const upsert of all) upsert.personId = newId(idPrefixes.person);
-    }
-    const good = all.filter((upsert) => upsert.failure === undefined);
-    for (const upsert of all) {
-      if (upsert.failure !== undefined) for (const rowNumber of upsert.rowNumbers) failures.push({ rowNumber, message: upsert.failure });
-    }
-    await writePeople(transaction, context, good, now);
+    // The people family writes the people: lookups, unique claims, the upsert and memberships.
+    const refusals = await upsertPeopleBatch(transaction, workspaceId, all, { catalogue, importId, populationId: context.populationId, at: now });
+    const good = all.filter((_, index) => refusals[index] === undefined);
+    all.forEach((upsert, index) => {
+      const failure = refusals[index];
+      if (failure !== undefined) for (const rowNumber of upsert.rowNumbers) failures.push({ rowNumber, message: failure });
+    });
 
     const imported = good.reduce((sum, upsert) => sum + upsert.rowNumbers.length, 0);
     failures.sort((a, b) => a.rowNumber - b.rowNumber);
@@ -367,136 +335,4 @@ async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, 
       .where('import_id', '=', importId)
       .execute();
   });
-}
-
-/**
- * The live people of these (lower-cased) emails, locked, by email: one probe per email (a lateral
- * subquery), which the unique email index answers. As `lower(email) in (...)`, the planner, short
- * of statistics on a table an import grows, read the workspace's rows whole through another index
- * for each batch. Per email it may still pick another index leading with workspace_id when it
- * judges the workspace's rows as few as one: refreshStatistics keeps that judgement current.
- */
-async function lockPeopleByEmail(db: Kysely<DB>, workspaceId: string, emailKeys: string[]): Promise<Map<string, string>> {
-  const { rows } = await sql<{ email_key: string; person_id: string }>`
-    select e.email_key, p.person_id
-    from jsonb_array_elements_text(${JSON.stringify(emailKeys)}::jsonb) as e(email_key)
-    cross join lateral (
-      select person_id from people
-      where workspace_id = ${workspaceId} and deleted_at is null and lower(email) = e.email_key
-      limit 1
-      for update
-    ) p
-  `.execute(db);
-  return new Map(rows.map((row) => [row.email_key, row.person_id]));
-}
-
-/**
- * Marks the upserts whose unique-property values another person holds, or an earlier upsert of
- * the batch takes, as failed. The claims' primary key still settles a race with a request that
- * claims the same value meanwhile: the batch's transaction then fails and the job retries it.
- */
-async function checkUniqueValues(db: Kysely<DB>, workspaceId: string, catalogue: PropertyCatalogue, upserts: Upsert[]) {
-  const uniqueIds = uniquePropertyIds(catalogue);
-  if (uniqueIds.length === 0) return;
-  const wanted = upserts.flatMap((upsert) =>
-    uniqueIds.filter((id) => upsert.properties[id] !== undefined).map((id) => ({ upsert, propertyId: id, valueKey: uniqueValueKey(upsert.properties[id]!) })),
-  );
-  if (wanted.length === 0) return;
-  const held = await db
-    .selectFrom('person_unique_values')
-    .where('workspace_id', '=', workspaceId)
-    .where(
-      sql<boolean>`(property_id, value_key) in (select x.property_id, x.value_key from jsonb_to_recordset(${JSON.stringify(wanted.map((claim) => ({ property_id: claim.propertyId, value_key: claim.valueKey })))}::jsonb) as x(property_id text, value_key text))`,
-    )
-    .select(['property_id', 'value_key', 'person_id'])
-    .execute();
-  const holders = new Map(held.map((claim) => [`${claim.property_id}\u0000${claim.value_key}`, claim.person_id]));
-  for (const claim of wanted) {
-    if (claim.upsert.failure !== undefined) continue;
-    const key = `${claim.propertyId}\u0000${claim.valueKey}`;
-    const holder = holders.get(key);
-    if (holder !== undefined && holder !== claim.upsert.personId) {
-      claim.upsert.failure = `${catalogue.get(claim.propertyId)!.name}: another person already has this value of a unique property`;
-      continue;
-    }
-    holders.set(key, claim.upsert.personId!);
-  }
-  // An upsert that failed on a later claim may have taken an earlier key in `holders`; later rows
-  // of this batch are then refused for a value nobody ends up holding. Rare, and reported per row.
-}
-
-const uniquePropertyIds = (catalogue: PropertyCatalogue) => [...catalogue.values()].filter((property) => property.isUnique).map((property) => property.propertyId);
-
-/**
- * Upserts the batch's people by email, in one statement: a new email inserts a person, a live
- * person's email updates the fields the rows filled. The unique email index settles which, as
- * the arbiter of ON CONFLICT: no lookup to plan, and an API request creating the same email
- * meanwhile is waited for and then updated rather than failing the batch. Then the unique
- * claims and population memberships, for the people as they came out.
- */
-async function writePeople(db: Kysely<DB>, context: BatchContext, upserts: Upsert[], now: string) {
-  if (upserts.length === 0) return;
-  const { workspaceId, importId, catalogue } = context;
-  const records = upserts.map((upsert) => ({
-    person_id: upsert.personId,
-    email: upsert.email,
-    first_name: upsert.firstName ?? null,
-    last_name: upsert.lastName ?? null,
-    phone: upsert.phone ?? null,
-    properties: upsert.properties,
-  }));
-  const uniqueIds = new Set(uniquePropertyIds(catalogue));
-  const claimsUnique = upserts.some((upsert) => Object.keys(upsert.properties).some((propertyId) => uniqueIds.has(propertyId)));
-  // The people's ids are needed only for their unique claims and population memberships.
-  const needsIds = claimsUnique || context.populationId !== null;
-  const { rows: written } = await sql<{ person_id: string; email_key: string }>`
-    insert into people (workspace_id, person_id, email, first_name, last_name, phone, properties, import_source, last_import_id, imported_at, created_at, updated_at)
-    select ${workspaceId}, r.person_id, r.email, r.first_name, r.last_name, r.phone, r.properties, 'CSV_IMPORT', ${importId}, ${now}, ${now}, ${now}
-    from jsonb_to_recordset(${JSON.stringify(records)}::jsonb)
-      as r(person_id text, email text, first_name text, last_name text, phone text, properties jsonb)
-    on conflict (workspace_id, lower(email)) where deleted_at is null do update set
-      first_name = coalesce(excluded.first_name, people.first_name),
-      last_name = coalesce(excluded.last_name, people.last_name),
-      phone = coalesce(excluded.phone, people.phone),
-      properties = people.properties || excluded.properties,
-      last_import_id = excluded.last_import_id,
-      imported_at = excluded.imported_at,
-      updated_at = excluded.updated_at
-    ${needsIds ? sql`returning person_id, lower(email) as email_key` : sql``}
-  `.execute(db);
-  const personIds = new Map(written.map((row) => [row.email_key, row.person_id]));
-  const personOf = (upsert: Upsert) => {
-    const personId = personIds.get(upsert.emailKey);
-    if (personId === undefined) throw new Error('An upserted person did not come back from the upsert');
-    return personId;
-  };
-
-  const claims = !claimsUnique ? [] : upserts.flatMap((upsert) =>
-    Object.entries(upsert.properties)
-      .filter(([propertyId]) => uniqueIds.has(propertyId))
-      .map(([propertyId, value]) => ({ person_id: personOf(upsert), property_id: propertyId, value_key: uniqueValueKey(value) })),
-  );
-  if (claims.length > 0) {
-    const json = JSON.stringify(claims);
-    await sql`
-      delete from person_unique_values u
-      using jsonb_to_recordset(${json}::jsonb) as r(person_id text, property_id text, value_key text)
-      where u.workspace_id = ${workspaceId} and u.person_id = r.person_id and u.property_id = r.property_id
-    `.execute(db);
-    await sql`
-      insert into person_unique_values (workspace_id, property_id, value_key, person_id)
-      select ${workspaceId}, r.property_id, r.value_key, r.person_id
-      from jsonb_to_recordset(${json}::jsonb) as r(person_id text, property_id text, value_key text)
-    `.execute(db);
-  }
-  if (context.populationId !== null) {
-    // A population deleted while the import ran is skipped, not a failed batch.
-    await sql`
-      insert into population_members (workspace_id, population_id, person_id, added_at)
-      select ${workspaceId}, ${context.populationId}, r.person_id, ${now}
-      from jsonb_array_elements_text(${JSON.stringify(upserts.map(personOf))}::jsonb) as r(person_id)
-      where exists (select 1 from populations where workspace_id = ${workspaceId} and population_id = ${context.populationId})
-      on conflict do nothing
-    `.execute(db);
-  }
 }

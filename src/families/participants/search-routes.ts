@@ -7,6 +7,7 @@ import { MAX_FILTERS, MAX_GROUP_LEVEL, searchBody } from '../../search/schemas.j
 import { StudyParams } from './requests.js';
 import { Participant } from './schemas.js';
 import { searchParticipants } from './search.js';
+import { serverTiming } from '../../search/run.js';
 
 export const SearchParticipantsBody = searchBody({}, {});
 
@@ -53,9 +54,12 @@ export const participantsSearchRoutes: FastifyPluginAsyncTypebox<{ deps: Service
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
+      const startedAt = performance.now();
       const { filter, pageInfo } = request.body;
-      return searchParticipants(requestContext(deps, request), deps.cursors, request.params.studyId, filter, { startCursor: pageInfo?.startCursor, size: pageInfo?.size ?? 25 });
+      const found = await searchParticipants(requestContext(deps, request), deps.cursors, request.params.studyId, filter, { startCursor: pageInfo?.startCursor, size: pageInfo?.size ?? 25 });
+      void reply.header('server-timing', serverTiming(found.countedBy, startedAt));
+      return found;
     },
   );
 };

@@ -8,7 +8,7 @@ import { byParticipantId, participantsTarget } from '../../search/targets.js';
 import * as queries from './queries.js';
 import { type Participant, type PresentableParticipant, presentedColumns, presentParticipant } from './service.js';
 
-export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'canReadPersonalData'>;
+export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'canReadPersonalData' | 'counts'>;
 
 /** A page row: the participant's presented columns and its person's contact details, read in the same query. */
 type FoundParticipant = PresentableParticipant & {
@@ -36,7 +36,7 @@ export async function searchParticipants(context: CallContext, cursors: CursorCo
   if (!(await queries.studyExists(context.db, context.workspaceId, studyId))) throw notFound('Study', ['studyId']);
   const target = { ...participantsTarget(context.workspaceId, studyId), columns };
   const found = await runSearch<FoundParticipant>(
-    { db: context.db, cursors, workspaceId: context.workspaceId, now: context.clock.now(), canReadPersonalData: context.canReadPersonalData },
+    { db: context.db, cursors, workspaceId: context.workspaceId, now: context.clock.now(), canReadPersonalData: context.canReadPersonalData, counts: context.counts },
     target,
     filter,
     page,
@@ -52,6 +52,7 @@ export async function searchParticipants(context: CallContext, cursors: CursorCo
   return {
     results,
     total: found.total,
+    countedBy: found.countedBy,
     pageInfo: { hasNextPage: found.hasNextPage, hasPreviousPage: false as const, startCursor: found.startCursor, endCursor: found.endCursor },
   };
 }

@@ -6,6 +6,7 @@ import { maskingNote } from '../../http/masking.js';
 import { errorResponse } from '../../http/schemas.js';
 import { computableNames } from '../../search/catalogue.js';
 import { searchPeople } from '../../search/people.js';
+import { serverTiming } from '../../search/run.js';
 import { exampleRootFilter, MAX_FILTERS, MAX_GROUP_LEVEL, RootFilter, SearchPageInfo } from '../../search/schemas.js';
 import { PersonList } from './schemas.js';
 import { presentPeople } from './service.js';
@@ -56,14 +57,16 @@ export const peopleSearchRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
+      const startedAt = performance.now();
       const principal = principalOf(request);
       const { filter, pageInfo } = request.body;
       const page = await searchPeople(
-        { db: deps.db, cursors: deps.cursors, workspaceId: principal.workspaceId, now: deps.clock.now(), canReadPersonalData: principal.canReadPersonalData },
+        { db: deps.db, cursors: deps.cursors, workspaceId: principal.workspaceId, now: deps.clock.now(), canReadPersonalData: principal.canReadPersonalData, counts: deps.counts },
         filter,
         { startCursor: pageInfo?.startCursor, size: pageInfo?.size ?? 25 },
       );
+      void reply.header('server-timing', serverTiming(page.countedBy, startedAt));
       return {
         results: await presentPeople(deps.db, principal.workspaceId, page.rows, principal.canReadPersonalData),
         total: page.total,

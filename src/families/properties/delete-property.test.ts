@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, createTenant, startTestService, type Tenant, type TestService } from '../../../test/harness.js';
+import { sql } from 'kysely';
+import { call, createTenant, startTestService, storeKind, type Tenant, type TestService } from '../../../test/harness.js';
 import { describeSecurity } from '../../../test/security.js';
 
 let service: TestService;
@@ -43,6 +44,29 @@ describe('DELETE /properties/{propertyId} (E20)', () => {
     expect((await call(service, 'DELETE', `/properties/${ids[0]}`, { token: tenant.token })).statusCode).toBe(200);
     const again = await call(service, 'POST', '/properties/import', { token: tenant.token, body: [{ name: 'unique 0', propertyType: 'NUMBER', isUnique: true }] });
     expect(again.json()).toMatchObject({ results: [{ personProperty: { name: 'unique 0', isUnique: true } }], errors: [] });
+  });
+
+  // PostgreSQL's planner failed queries with "cache lookup failed for statistics object" when a
+  // property's statistics were dropped in the deleting transaction (src/search/property-statistics.ts).
+  it.runIf(storeKind === 'postgres')('deletes properties in many workspaces at once while others write and ANALYZE runs, failing none', async () => {
+    let analyzing = true;
+    const analyzer = (async () => {
+      while (analyzing) await sql`analyze people`.execute(service.deps.db);
+    })();
+    const statuses: number[] = [];
+    const work = async (index: number) => {
+      const tenant = await createTenant(service);
+      const ids = await addProperties(tenant, Array.from({ length: 4 }, (_, n) => ({ name: `Code ${n}`, propertyType: 'STRING', isUnique: true })));
+      statuses.push((await call(service, 'POST', '/people', { token: tenant.token, body: { email: `p${index}@example.test`, properties: { [ids[1]!]: 'x' } } })).statusCode);
+      statuses.push((await call(service, 'DELETE', `/properties/${ids[0]}`, { token: tenant.token })).statusCode);
+    };
+    try {
+      for (let round = 0; round < 6; round++) await Promise.all(Array.from({ length: 12 }, (_, index) => work(round * 100 + index)));
+    } finally {
+      analyzing = false;
+      await analyzer;
+    }
+    expect(statuses.filter((status) => status !== 200 && status !== 201)).toEqual([]);
   });
 
   it('answers an unknown id, or one already deleted, with 404 naming propertyId', async () => {

@@ -4,7 +4,7 @@ import { inTransaction } from '../../db/transaction.js';
 import { badRequest, type ErrorItem, notFound } from '../../http/errors.js';
 import { idPrefixes, newId } from '../../ids.js';
 import { removePropertyValues } from '../people/queries.js';
-import { createPropertyStatistics, dropPropertyStatistics } from '../../search/property-statistics.js';
+import { createPropertyStatistics } from '../../search/property-statistics.js';
 import { findPopulationIds } from '../populations/queries.js';
 import * as queries from './queries.js';
 import { type CreatePropertyGroupBody, type ImportItem, optionColors, selectTypes, uniquePropertiesMax, uniqueableTypes } from './schemas.js';
@@ -154,13 +154,13 @@ export async function listProperties(context: CallContext, propertyGroupId: stri
 
 /**
  * Deletes the properties that exist and, in the same transaction, their values from every
- * person (one set-based statement); their unique-value claims go with them by cascade.
+ * person (one set-based statement); their unique-value claims go with them by cascade. Their
+ * planner statistics go later, in sweepPropertyStatistics (see why there).
  */
 function deletePropertiesWithValues(context: CallContext, propertyIds: string[]) {
   return inTransaction(context.db, async (db) => {
     const deleted = await queries.deleteProperties(db, context.workspaceId, propertyIds);
     await removePropertyValues(db, context.workspaceId, [...deleted]);
-    await dropPropertyStatistics(db, [...deleted]);
     return deleted;
   });
 }

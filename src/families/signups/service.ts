@@ -1,13 +1,14 @@
-import type { Kysely, Updateable } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { CallContext as SharedCallContext } from '../../context.js';
 import type { Clock } from '../../clock.js';
-import type { DB, PeopleTable, PropertyValue } from '../../db/schema.js';
+import type { DB } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { badRequest, notFound } from '../../http/errors.js';
 import { idPrefixes, newId, newUnguessableId } from '../../ids.js';
 import * as peopleQueries from '../people/queries.js';
 import { isEmailRace } from '../people/service.js';
-import { checkPropertyValues, claimFreeUniqueValues } from '../people/values.js';
+import { checkPropertyValues } from '../people/values.js';
+import { createOrFillPerson } from '../people/writer.js';
 import { findPopulationIds } from '../populations/queries.js';
 import * as queries from './queries.js';
 import type { CreateSignupFormBody, PublicSubmissionBody, ReviewSubmissionBody, SignupForm, SignupSubmission } from './schemas.js';
@@ -164,48 +165,13 @@ async function submitInTransaction(db: Kysely<DB>, clock: Clock, workspaceId: st
   if (!form) throw notFound('Signup form', ['signupFormId']);
   const checked = await checkPropertyValues(db, workspaceId, body.properties ?? {});
   const at = now(clock);
-  const existing = await peopleQueries.findPersonByEmail(db, workspaceId, body.email, { forUpdate: true });
-  const personId = existing?.person_id ?? newId(idPrefixes.person);
-
-  // Only values for properties the person has no value for; of those, only unique ones that are free.
-  const held = existing?.properties ?? {};
-  const offered: Record<string, PropertyValue> = {};
-  for (const [propertyId, value] of Object.entries(checked.set)) if (held[propertyId] === undefined) offered[propertyId] = value;
-
-  if (existing) {
-    const taken = await claimFreeUniqueValues(db, workspaceId, personId, checked.catalogue, offered);
-    for (const propertyId of taken) delete offered[propertyId];
-    const changes: Updateable<PeopleTable> = {};
-    if (existing.first_name === null && body.firstName !== undefined) changes.first_name = body.firstName;
-    if (existing.last_name === null && body.lastName !== undefined) changes.last_name = body.lastName;
-    if (existing.phone === null && body.phone !== undefined) changes.phone = body.phone;
-    if (Object.keys(offered).length > 0) changes.properties = JSON.stringify({ ...held, ...offered });
-    if (Object.keys(changes).length > 0) await peopleQueries.updatePerson(db, workspaceId, personId, { ...changes, updated_at: at });
-  } else {
-    // The claims need the person's row (their foreign key), so the values go in after it.
-    await peopleQueries.insertPerson(db, {
-      workspace_id: workspaceId,
-      person_id: personId,
-      email: body.email,
-      first_name: body.firstName ?? null,
-      last_name: body.lastName ?? null,
-      phone: body.phone ?? null,
-      additional_emails: [],
-      additional_phones: [],
-      properties: '{}',
-      contact_status_updated_at: null,
-      import_source: 'SIGNUP_FORM',
-      last_import_id: null,
-      imported_at: null,
-      created_at: at,
-      updated_at: at,
-      deleted_at: null,
-      purged_at: null,
-    });
-    const taken = await claimFreeUniqueValues(db, workspaceId, personId, checked.catalogue, offered);
-    for (const propertyId of taken) delete offered[propertyId];
-    if (Object.keys(offered).length > 0) await peopleQueries.updatePerson(db, workspaceId, personId, { properties: JSON.stringify(offered) });
-  }
+  // The people family writes the person: created, or filled where empty (see createOrFillPerson).
+  const personId = await createOrFillPerson(
+    db,
+    workspaceId,
+    { email: body.email, firstName: body.firstName, lastName: body.lastName, phone: body.phone, properties: checked.set, catalogue: checked.catalogue },
+    { at, importSource: 'SIGNUP_FORM' },
+  );
 
   await peopleQueries.addMemberships(db, workspaceId, personId, [form.population_id], at);
   let consentSubmissionId: string | null = null;

@@ -1,0 +1,298 @@
+/**
+ * The writes of people rows (and their unique-value claims in person_unique_values) that other
+ * families make. The people family is the only code that writes those tables: signups and imports
+ * call this module instead of writing them themselves, so whatever must stay in step with a write
+ * of a person (the unique-value claims and updated_at today; the search layout and an outbox row
+ * next) is kept here, in one place, and happens in the caller's transaction. one-writer.test.ts
+ * holds the rule: it fails when code outside src/families/people/ writes either table.
+ */
+import { type Kysely, sql, type Updateable } from 'kysely';
+import type { DB, PeopleTable, PropertyValue } from '../../db/schema.js';
+import { idPrefixes, newId } from '../../ids.js';
+import * as queries from './queries.js';
+import { claimFreeUniqueValues, type PropertyCatalogue, uniqueValueKey } from './values.js';
+
+/** Every write here joins its caller's transaction; one given the bare database is a bug. */
+function assertTransaction(transaction: Kysely<DB>) {
+  if (!transaction.isTransaction) throw new Error('People are written in the transaction of the change: pass a transaction');
+}
+
+/** A person as a public signup form offers it: values already checked against the catalogue. */
+export interface OfferedPerson {
+  email: string;
+  firstName?: string;
+  lastName?: string;
+  phone?: string;
+  /** Checked values (checkPropertyValues' `set`). */
+  properties: Record<string, PropertyValue>;
+  catalogue: PropertyCatalogue;
+}
+
+/**
+ * Creates the person of this email, or fills the live person who has it (case-insensitively),
+ * and answers the person's id. Filling only fills what is empty: a first name, last name or phone
+ * only where none is held, a property only where it is unset; the email, the opted-out status and
+ * every held value stay as they are. A unique property's value that another person holds is left
+ * out rather than refused. A new person gets `importSource`. Runs in the caller's transaction (the
+ * person found is locked FOR UPDATE until it ends); a race on the email index, with a request
+ * creating the same email meanwhile, surfaces as that index's violation (isEmailRace).
+ */
+export async function createOrFillPerson(transaction: Kysely<DB>, workspaceId: string, person: OfferedPerson, options: { at: string; importSource: string }): Promise<string> {
+  assertTransaction(transaction);
+  const db = transaction;
+  const { at } = options;
+  const existing = await queries.findPersonByEmail(db, workspaceId, person.email, { forUpdate: true });
+  const personId = existing?.person_id ?? newId(idPrefixes.person);
+
+  // Only values for properties the person has no value for; of those, only unique ones that are free.
+  const held = existing?.properties ?? {};
+  const offered: Record<string, PropertyValue> = {};
+  for (const [propertyId, value] of Object.entries(person.properties)) if (held[propertyId] === undefined) offered[propertyId] = value;
+
+  if (existing) {
+    const taken = await claimFreeUniqueValues(db, workspaceId, personId, person.catalogue, offered);
+    for (const propertyId of taken) delete offered[propertyId];
+    const changes: Updateable<PeopleTable> = {};
+    if (existing.first_name === null && person.firstName !== undefined) changes.first_name = person.firstName;
+    if (existing.last_name === null && person.lastName !== undefined) changes.last_name = person.lastName;
+    if (existing.phone === null && person.phone !== undefined) changes.phone = person.phone;
+    if (Object.keys(offered).length > 0) changes.properties = JSON.stringify({ ...held, ...offered });
+    if (Object.keys(changes).length > 0) await queries.updatePerson(db, workspaceId, personId, { ...changes, updated_at: at });
+  } else {
+    // The claims need the person's row (their foreign key), so the values go in after it.
+    await queries.insertPerson(db, {
+      workspace_id: workspaceId,
+      person_id: personId,
+      email: person.email,
+      first_name: person.firstName ?? null,
+      last_name: person.lastName ?? null,
+      phone: person.phone ?? null,
+      additional_emails: [],
+      additional_phones: [],
+      properties: '{}',
+      contact_status_updated_at: null,
+      import_source: options.importSource,
+      last_import_id: null,
+      imported_at: null,
+      created_at: at,
+      updated_at: at,
+      deleted_at: null,
+      purged_at: null,
+    });
+    const taken = await claimFreeUniqueValues(db, workspaceId, personId, person.catalogue, offered);
+    for (const propertyId of taken) delete offered[propertyId];
+    if (Object.keys(offered).length > 0) await queries.updatePerson(db, workspaceId, personId, { properties: JSON.stringify(offered) });
+  }
+  return personId;
+}
+
+/** One person of an import batch: the batch's rows of one email, merged (later cells win). */
+export interface PersonUpsert {
+  /** The email lower-cased: how emails are compared. */
+  emailKey: string;
+  email: string;
+  firstName?: string;
+  lastName?: string;
+  phone?: string;
+  /** Checked values to set. */
+  properties: Record<string, PropertyValue>;
+}
+
+export interface UpsertPeopleBatchOptions {
+  /** The workspace's person properties, as the import resolved its header. */
+  catalogue: PropertyCatalogue;
+  /** The import writing (last_import_id, and import_source CSV_IMPORT of a new person). */
+  importId: string;
+  /** The population every upserted person joins, when the import names one. */
+  populationId: string | null;
+  /** The time of the write: created_at, updated_at, imported_at and added_at. */
+  at: string;
+}
+
+/**
+ * An upsert on its way through the batch: who it turned out to be, or why it is refused. (One
+ * object of one shape per upsert: copying the upserts, of shapes as varied as their rows, cost
+ * the import measurable CPU.)
+ */
+interface Pending {
+  upsert: PersonUpsert;
+  /** The person's id: a new one, or (when unique values were checked) the live person's of this email. */
+  personId: string;
+  failure: string | undefined;
+}
+
+/**
+ * Upserts a batch of people by email, set-based (a handful of statements whatever the batch's
+ * size), in the caller's transaction: a new email inserts a person (import source CSV_IMPORT), a
+ * live person's email updates the fields given (a value given replaces the one held; one not
+ * given stays), stamping last_import_id, imported_at and updated_at. Unique-property values are
+ * claimed; an upsert whose value another person holds, or an earlier upsert of the batch takes, is
+ * refused and written not at all. Every written person joins `populationId` (skipped if that
+ * population is gone). Answers, for each upsert in order, why it was refused, or undefined when
+ * it was written. Emails must be distinct within a batch (merge rows of one email first).
+ */
+export async function upsertPeopleBatch(transaction: Kysely<DB>, workspaceId: string, upserts: readonly PersonUpsert[], options: UpsertPeopleBatchOptions): Promise<(string | undefined)[]> {
+  assertTransaction(transaction);
+  const { catalogue } = options;
+  // Only unique-property values need to know, before anything is written, who each email is:
+  // whether the value's holder is this very person. Other batches go straight to the upsert.
+  const uniqueIds = uniquePropertyIds(catalogue);
+  const claimsUnique = upserts.some((upsert) => uniqueIds.some((id) => upsert.properties[id] !== undefined));
+  const byEmail = claimsUnique ? await lockPeopleByEmail(transaction, workspaceId, upserts.map((upsert) => upsert.emailKey)) : undefined;
+  const all: Pending[] = upserts.map((upsert) => ({ upsert, personId: byEmail?.get(upsert.emailKey) ?? newId(idPrefixes.person), failure: undefined }));
+  if (claimsUnique) await checkUniqueValues(transaction, workspaceId, catalogue, all);
+  await writePeople(
+    transaction,
+    workspaceId,
+    options,
+    all.filter((pending) => pending.failure === undefined),
+  );
+  return all.map((pending) => pending.failure);
+}
+
+/**
+ * Takes fresh planner statistics of the tables an import with unique properties looks people and
+ * claims up in, as the import grows them: after the first batch, then each time this run has
+ * doubled what it wrote (a handful of times in a million rows; the two columns that matter only).
+ * Without them, or with statistics from before this workspace's rows went in, the planner judges
+ * this workspace's rows too few to matter and may read them all through another index for each of
+ * a batch's emails (lockPeopleByEmail): the import then slows quadratically. Autovacuum would come
+ * too late for an import, and the embedded store has none.
+ */
+export async function refreshPeopleStatistics(db: Kysely<DB>) {
+  await sql`analyze people (workspace_id, deleted_at)`.execute(db);
+  await sql`analyze person_unique_values (workspace_id)`.execute(db);
+}
+
+/**
+ * The live people of these (lower-cased) emails, locked, by email: one probe per email (a lateral
+ * subquery), which the unique email index answers. As `lower(email) in (...)`, the planner, short
+ * of statistics on a table an import grows, read the workspace's rows whole through another index
+ * for each batch. Per email it may still pick another index leading with workspace_id when it
+ * judges the workspace's rows as few as one: refreshPeopleStatistics keeps that judgement current.
+ */
+async function lockPeopleByEmail(db: Kysely<DB>, workspaceId: string, emailKeys: string[]): Promise<Map<string, string>> {
+  const { rows } = await sql<{ email_key: string; person_id: string }>`
+    select e.email_key, p.person_id
+    from jsonb_array_elements_text(${JSON.stringify(emailKeys)}::jsonb) as e(email_key)
+    cross join lateral (
+      select person_id from people
+      where workspace_id = ${workspaceId} and deleted_at is null and lower(email) = e.email_key
+      limit 1
+      for update
+    ) p
+  `.execute(db);
+  return new Map(rows.map((row) => [row.email_key, row.person_id]));
+}
+
+/**
+ * Marks the upserts whose unique-property values another person holds, or an earlier upsert of
+ * the batch takes, as failed. The claims' primary key still settles a race with a request that
+ * claims the same value meanwhile: the batch's transaction then fails and the job retries it.
+ */
+async function checkUniqueValues(db: Kysely<DB>, workspaceId: string, catalogue: PropertyCatalogue, upserts: Pending[]) {
+  const uniqueIds = uniquePropertyIds(catalogue);
+  if (uniqueIds.length === 0) return;
+  const wanted = upserts.flatMap((pending) =>
+    uniqueIds.filter((id) => pending.upsert.properties[id] !== undefined).map((id) => ({ pending, propertyId: id, valueKey: uniqueValueKey(pending.upsert.properties[id]!) })),
+  );
+  if (wanted.length === 0) return;
+  const held = await db
+    .selectFrom('person_unique_values')
+    .where('workspace_id', '=', workspaceId)
+    .where(
+      sql<boolean>`(property_id, value_key) in (select x.property_id, x.value_key from jsonb_to_recordset(${JSON.stringify(wanted.map((claim) => ({ property_id: claim.propertyId, value_key: claim.valueKey })))}::jsonb) as x(property_id text, value_key text))`,
+    )
+    .select(['property_id', 'value_key', 'person_id'])
+    .execute();
+  const holders = new Map(held.map((claim) => [`${claim.property_id}\u0000${claim.value_key}`, claim.person_id]));
+  for (const claim of wanted) {
+    if (claim.pending.failure !== undefined) continue;
+    const key = `${claim.propertyId}\u0000${claim.valueKey}`;
+    const holder = holders.get(key);
+    if (holder !== undefined && holder !== claim.pending.personId) {
+      claim.pending.failure = `${catalogue.get(claim.propertyId)!.name}: another person already has this value of a unique property`;
+      continue;
+    }
+    holders.set(key, claim.pending.personId);
+  }
+  // An upsert that failed on a later claim may have taken an earlier key in `holders`; later rows
+  // of this batch are then refused for a value nobody ends up holding. Rare, and reported per row.
+}
+
+const uniquePropertyIds = (catalogue: PropertyCatalogue) => [...catalogue.values()].filter((property) => property.isUnique).map((property) => property.propertyId);
+
+/**
+ * Upserts the batch's people by email, in one statement: a new email inserts a person, a live
+ * person's email updates the fields the rows filled. The unique email index settles which, as
+ * the arbiter of ON CONFLICT: no lookup to plan, and an API request creating the same email
+ * meanwhile is waited for and then updated rather than failing the batch. Then the unique
+ * claims and population memberships, for the people as they came out.
+ */
+async function writePeople(db: Kysely<DB>, workspaceId: string, options: UpsertPeopleBatchOptions, pendings: Pending[]) {
+  if (pendings.length === 0) return;
+  const { importId, catalogue, at: now } = options;
+  const upserts = pendings.map((pending) => pending.upsert);
+  const records = pendings.map(({ upsert, personId }) => ({
+    person_id: personId,
+    email: upsert.email,
+    first_name: upsert.firstName ?? null,
+    last_name: upsert.lastName ?? null,
+    phone: upsert.phone ?? null,
+    properties: upsert.properties,
+  }));
+  const uniqueIds = new Set(uniquePropertyIds(catalogue));
+  const claimsUnique = upserts.some((upsert) => Object.keys(upsert.properties).some((propertyId) => uniqueIds.has(propertyId)));
+  // The people's ids are needed only for their unique claims and population memberships.
+  const needsIds = claimsUnique || options.populationId !== null;
+  const { rows: written } = await sql<{ person_id: string; email_key: string }>`
+    insert into people (workspace_id, person_id, email, first_name, last_name, phone, properties, import_source, last_import_id, imported_at, created_at, updated_at)
+    select ${workspaceId}, r.person_id, r.email, r.first_name, r.last_name, r.phone, r.properties, 'CSV_IMPORT', ${importId}, ${now}, ${now}, ${now}
+    from jsonb_to_recordset(${JSON.stringify(records)}::jsonb)
+      as r(person_id text, email text, first_name text, last_name text, phone text, properties jsonb)
+    on conflict (workspace_id, lower(email)) where deleted_at is null do update set
+      first_name = coalesce(excluded.first_name, people.first_name),
+      last_name = coalesce(excluded.last_name, people.last_name),
+      phone = coalesce(excluded.phone, people.phone),
+      properties = people.properties || excluded.properties,
+      last_import_id = excluded.last_import_id,
+      imported_at = excluded.imported_at,
+      updated_at = excluded.updated_at
+    ${needsIds ? sql`returning person_id, lower(email) as email_key` : sql``}
+  `.execute(db);
+  const personIds = new Map(written.map((row) => [row.email_key, row.person_id]));
+  const personOf = (upsert: PersonUpsert) => {
+    const personId = personIds.get(upsert.emailKey);
+    if (personId === undefined) throw new Error('An upserted person did not come back from the upsert');
+    return personId;
+  };
+
+  const claims = !claimsUnique ? [] : upserts.flatMap((upsert) =>
+    Object.entries(upsert.properties)
+      .filter(([propertyId]) => uniqueIds.has(propertyId))
+      .map(([propertyId, value]) => ({ person_id: personOf(upsert), property_id: propertyId, value_key: uniqueValueKey(value) })),
+  );
+  if (claims.length > 0) {
+    const json = JSON.stringify(claims);
+    await sql`
+      delete from person_unique_values u
+      using jsonb_to_recordset(${json}::jsonb) as r(person_id text, property_id text, value_key text)
+      where u.workspace_id = ${workspaceId} and u.person_id = r.person_id and u.property_id = r.property_id
+    `.execute(db);
+    await sql`
+      insert into person_unique_values (workspace_id, property_id, value_key, person_id)
+      select ${workspaceId}, r.property_id, r.value_key, r.person_id
+      from jsonb_to_recordset(${json}::jsonb) as r(person_id text, property_id text, value_key text)
+    `.execute(db);
+  }
+  if (options.populationId !== null) {
+    // A population deleted while the import ran is skipped, not a failed batch.
+    await sql`
+      insert into population_members (workspace_id, population_id, person_id, added_at)
+      select ${workspaceId}, ${options.populationId}, r.person_id, ${now}
+      from jsonb_array_elements_text(${JSON.stringify(upserts.map(personOf))}::jsonb) as r(person_id)
+      where exists (select 1 from populations where workspace_id = ${workspaceId} and population_id = ${options.populationId})
+      on conflict do nothing
+    `.execute(db);
+  }
+}

@@ -1,0 +1,208 @@
+import { describe, expect, it } from 'vitest';
+import { Column, columnKindOf } from './columns.js';
+
+/** The positions among the first `size` that a test accepts. */
+const matching = (test: (position: number) => boolean, size: number) => Array.from({ length: size }, (_, position) => position).filter(test);
+
+/** A column of `kind` holding `values` at positions 0, 1, … (as readExpression's text would give them). */
+function columnOf(kind: ConstructorParameters<typeof Column>[0], values: unknown[]): Column {
+  const column = new Column(kind);
+  column.grow(values.length);
+  values.forEach((value, position) => column.set(position, value));
+  return column;
+}
+
+const codes = (column: Column, texts: string[]) => new Set(texts.map((text) => column.dictionary.get(text) ?? -1));
+
+describe('columnKindOf', () => {
+  it('counts what compares exactly per row, and leaves the rest to SQL', () => {
+    expect(columnKindOf('text')).toBe('codes');
+    expect(columnKindOf('enum')).toBe('codes');
+    expect(columnKindOf('select')).toBe('codes');
+    expect(columnKindOf('number')).toBe('number');
+    expect(columnKindOf('datetime')).toBe('micros');
+    expect(columnKindOf('boolean')).toBe('boolean');
+    expect(columnKindOf('multiselect')).toBe('multi');
+    expect(columnKindOf('email')).toBeUndefined();
+    expect(columnKindOf('location')).toBeUndefined();
+    expect(columnKindOf('membership')).toBeUndefined();
+  });
+});
+
+describe('Column: codes', () => {
+  it('codes each text once, 0 being no value; the empty text is a value of its own', () => {
+    const column = columnOf('codes', ['Red', null, 'Green', 'Red', '', 'red']);
+    expect([...column.dictionary.entries()]).toEqual([
+      ['Red', 1],
+      ['Green', 2],
+      ['', 3],
+      ['red', 4],
+    ]);
+    // Compared exactly, as SQL's = compares text: case matters.
+    expect(matching(column.test.code(codes(column, ['Red'])), 6)).toEqual([0, 3]);
+    expect(matching(column.test.code(codes(column, ['Red', 'Green'])), 6)).toEqual([0, 2, 3]);
+    expect(matching(column.test.code(new Set()), 6)).toEqual([]);
+    // IS_EMPTY: no value, or the empty text.
+    expect(matching(column.test.empty(codes(column, [''])), 6)).toEqual([1, 4]);
+    expect(matching(column.test.empty(new Set()), 6)).toEqual([1]);
+    expect(column.exact).toBe(true);
+  });
+
+  it('grows: new positions read as no value, old ones are kept; a value is replaced by set', () => {
+    const column = columnOf('codes', ['a', 'b']);
+    column.grow(200);
+    column.set(150, 'a');
+    expect(matching(column.test.code(codes(column, ['a'])), 200)).toEqual([0, 150]);
+    expect(matching(column.test.empty(new Set()), 200)).toHaveLength(197);
+    column.set(0, null);
+    column.set(1, 'a');
+    expect(matching(column.test.code(codes(column, ['a'])), 200)).toEqual([1, 150]);
+    // Growing to less than held changes nothing.
+    column.grow(10);
+    expect(matching(column.test.code(codes(column, ['a'])), 200)).toEqual([1, 150]);
+  });
+
+  it('holds what it is given as text (numbers read as text)', () => {
+    const column = columnOf('codes', [12, '12']);
+    expect(column.dictionary.get('12')).toBe(1);
+    expect(matching(column.test.code(codes(column, ['12'])), 2)).toEqual([0, 1]);
+  });
+});
+
+describe('Column: number', () => {
+  it('holds numbers read as text, null as no value', () => {
+    const column = columnOf('number', ['1', '-2.5', null, '0', '1e3', '100000000000000000000', '0.000123', '-0']);
+    expect(matching(column.test.value((value) => value > 0), 8)).toEqual([0, 4, 5, 6]);
+    expect(matching(column.test.value((value) => value === 0), 8)).toEqual([3, 7]);
+    expect(matching(column.test.value(() => true), 8)).toEqual([0, 1, 3, 4, 5, 6, 7]);
+    expect(matching(column.test.none(), 8)).toEqual([2]);
+    expect(column.exact).toBe(true);
+  });
+
+  it('stays exact up to 15 significant digits, however many zeros surround them', () => {
+    const column = columnOf('number', ['123456789012345', '-0.000000123456789012345', '1234567890123450000000', '12345678901234.5', '0.10000000000000', '999999999999999e10']);
+    expect(column.exact).toBe(true);
+  });
+
+  it.each([
+    ['16 significant digits', '1234567890123456'],
+    ['16 significant digits after the point', '0.1234567890123456'],
+    ['a negative number of 17 digits', '-12345678901234567'],
+    ['a long fraction', '3.14159265358979323846'],
+    ['an underflowing number', '1e-400'],
+    ['an underflowing number written out', `0.${'0'.repeat(400)}1`],
+    ['a subnormal number', '1e-310'],
+    ['an overflowing number', '1e400'],
+    ['text that is no decimal', 'abc'],
+    ['NaN', 'NaN'],
+    ['Infinity', 'Infinity'],
+  ])('turns inexact for good on %s', (_what, text) => {
+    const column = columnOf('number', ['1', text]);
+    expect(column.exact).toBe(false);
+    column.set(1, '2');
+    column.set(1, null);
+    expect(column.exact).toBe(false);
+  });
+
+  it('grows with no value in the new positions', () => {
+    const column = columnOf('number', ['5']);
+    column.grow(100);
+    expect(matching(column.test.none(), 100)).toHaveLength(99);
+    column.set(99, '7');
+    expect(matching(column.test.value((value) => value >= 5), 100)).toEqual([0, 99]);
+  });
+});
+
+describe('Column: micros', () => {
+  it('holds microseconds since the epoch, exact when whole and safe', () => {
+    const at = Date.parse('2026-11-22T12:00:00.000Z') * 1000;
+    const column = columnOf('micros', [`${at}.000000`, `${at + 1}`, null, '-86400000000', 'Infinity', '-Infinity']);
+    expect(column.exact).toBe(true);
+    expect(matching(column.test.value((value) => value > at), 6)).toEqual([1, 4]);
+    expect(matching(column.test.value((value) => value < 0), 6)).toEqual([3, 5]);
+    expect(matching(column.test.none(), 6)).toEqual([2]);
+  });
+
+  it.each([
+    ['a non-integer microsecond value', '1764000000000000.5'],
+    ['an instant beyond 2^53 microseconds', '9007199254740993'],
+    ['text that is no number', 'soon'],
+  ])('turns inexact on %s', (_what, text) => {
+    const column = columnOf('micros', ['0', text]);
+    expect(column.exact).toBe(false);
+  });
+});
+
+describe('Column: boolean', () => {
+  it('holds true, false and none, from booleans or their text', () => {
+    const column = columnOf('boolean', [true, false, null, 't', 'f', 'true', 'false']);
+    expect(matching(column.test.flag(1), 7)).toEqual([0, 3, 5]);
+    expect(matching(column.test.flag(0), 7)).toEqual([1, 4, 6]);
+    expect(matching(column.test.flag(-1), 7)).toEqual([2]);
+  });
+
+  it('grows with no value in the new positions', () => {
+    const column = columnOf('boolean', [true]);
+    column.grow(70);
+    expect(matching(column.test.flag(-1), 70)).toHaveLength(69);
+    column.set(69, false);
+    expect(matching(column.test.flag(0), 70)).toEqual([69]);
+  });
+});
+
+describe('Column: multi', () => {
+  const json = (value: unknown) => JSON.stringify(value);
+
+  it('tests options with ANY and ALL; IS_EMPTY is no value or an empty array', () => {
+    const column = columnOf('multi', [json(['Red', 'Green']), json(['Green']), null, json([]), json(['Blue', 'Red', 'Green']), json(['Red'])]);
+    const any = (names: string[]) => matching(column.test.options(names, false), 6);
+    const all = (names: string[]) => matching(column.test.options(names, true), 6);
+    expect(any(['Red'])).toEqual([0, 4, 5]);
+    expect(any(['Red', 'Blue'])).toEqual([0, 4, 5]);
+    expect(any(['Green', 'Blue'])).toEqual([0, 1, 4]);
+    expect(all(['Red', 'Green'])).toEqual([0, 4]);
+    expect(all(['Red', 'Green', 'Blue'])).toEqual([4]);
+    // An option nobody holds: ANY ignores it, ALL matches nobody.
+    expect(any(['Red', 'Purple'])).toEqual([0, 4, 5]);
+    expect(all(['Red', 'Purple'])).toEqual([]);
+    expect(any(['Purple'])).toEqual([]);
+    expect(matching(column.test.noOptions(), 6)).toEqual([2, 3]);
+  });
+
+  it('ignores array items that are not strings (as jsonb ?| and ?& do), and values that are not arrays', () => {
+    const column = columnOf('multi', [json([1, 'Red', null, { Red: true }, ['Green'], true]), json([2]), json('Red'), json({ Red: 1 }), json(3), json(null)]);
+    expect(matching(column.test.options(['Red'], false), 6)).toEqual([0]);
+    expect(matching(column.test.options(['Green'], false), 6)).toEqual([]);
+    expect(matching(column.test.options(['1'], false), 6)).toEqual([]);
+    expect([...column.dictionary.keys()]).toEqual(['Red']);
+    // A non-empty array is a value, even of no strings; anything else is no value.
+    expect(matching(column.test.noOptions(), 6)).toEqual([2, 3, 4, 5]);
+  });
+
+  it('replaces a position’s options when set again', () => {
+    const column = columnOf('multi', [json(['Red', 'Green']), json(['Red'])]);
+    column.set(0, json(['Blue']));
+    expect(matching(column.test.options(['Red'], false), 2)).toEqual([1]);
+    expect(matching(column.test.options(['Blue'], false), 2)).toEqual([0]);
+    column.set(1, null);
+    expect(matching(column.test.options(['Red'], false), 2)).toEqual([]);
+    expect(matching(column.test.noOptions(), 2)).toEqual([1]);
+    column.set(1, json([]));
+    expect(matching(column.test.noOptions(), 2)).toEqual([1]);
+  });
+
+  it('grows every option’s bits, across word boundaries, and options first seen late are as long', () => {
+    const column = columnOf('multi', [json(['Red'])]);
+    column.grow(100);
+    column.set(33, json(['Red', 'Green']));
+    column.set(99, json(['Green']));
+    column.grow(1000);
+    column.set(999, json(['Red', 'Blue']));
+    expect(matching(column.test.options(['Red'], false), 1000)).toEqual([0, 33, 999]);
+    expect(matching(column.test.options(['Green'], false), 1000)).toEqual([33, 99]);
+    expect(matching(column.test.options(['Red', 'Green'], true), 1000)).toEqual([33]);
+    expect(matching(column.test.options(['Blue'], false), 1000)).toEqual([999]);
+    expect(matching(column.test.noOptions(), 1000)).toHaveLength(996);
+    expect(column.exact).toBe(true);
+  });
+});

@@ -1,0 +1,279 @@
+import { type RawBuilder, sql } from 'kysely';
+import type { ValueType } from '../catalogue.js';
+import { Bitset, wordsFor } from './bitset.js';
+
+/** Past this many distinct values a codes column keeps no bitset per value (names, free text): its tests scan. */
+const MAX_VALUE_BITSETS = 512;
+
+/** A range of doubles: every comparison of numbers and instants in the filter language is one. */
+export interface Range {
+  low: number;
+  lowInclusive: boolean;
+  high: number;
+  highInclusive: boolean;
+}
+
+export const inRange = (range: Range) => (value: number) =>
+  (range.lowInclusive ? value >= range.low : value > range.low) && (range.highInclusive ? value <= range.high : value < range.high);
+
+/**
+ * How the counts hold one name's values, one per position (a person slot, or a row of a study's
+ * participants), each read from the database with the very expression the SQL search compares:
+ * - codes: text, enum and single-select values as numbers of a dictionary (0 is no value);
+ * - number: doubles, exact for stored numbers of at most 15 significant digits (see decodeNumber);
+ * - micros: date-times as microseconds since the epoch, exact (PostgreSQL's own precision);
+ * - boolean: -1 none, 0 false, 1 true;
+ * - multi: one bitset per option of a multi-select, and whether the value is a non-empty array.
+ */
+export type ColumnKind = 'codes' | 'number' | 'micros' | 'boolean' | 'multi';
+
+/** The column kind a value type is counted with; email (compared lowered) and the rest are not. */
+export function columnKindOf(type: ValueType): ColumnKind | undefined {
+  switch (type) {
+    case 'text':
+    case 'enum':
+    case 'select':
+      return 'codes';
+    case 'number':
+      return 'number';
+    case 'datetime':
+      return 'micros';
+    case 'boolean':
+      return 'boolean';
+    case 'multiselect':
+      return 'multi';
+    default:
+      return undefined;
+  }
+}
+
+/** The expression a column's values are read with: text where JavaScript would lose precision. */
+export function readExpression(kind: ColumnKind, value: RawBuilder<unknown>): RawBuilder<unknown> {
+  switch (kind) {
+    case 'codes':
+    case 'number':
+    case 'multi':
+      return sql`cast(${value} as text)`;
+    case 'micros':
+      return sql`cast(extract(epoch from ${value}) * 1000000 as text)`;
+    case 'boolean':
+      return value;
+  }
+}
+
+/** At most 15 significant digits: distinct such decimals are distinct doubles, in the same order. */
+const EXACT_DECIMAL = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+function significantDigits(text: string): number {
+  const mantissa = text.replace(/^-/, '').replace(/[eE].*$/, '').replace('.', '').replace(/^0+/, '');
+  return mantissa.replace(/0+$/, '').length;
+}
+
+/**
+ * One name's values by position, growing as positions are added. `exact` turns false for good when
+ * a value cannot be compared exactly here (a number of more than 15 significant digits, an instant
+ * beyond 2^53 microseconds): counts naming this column then go to SQL until the next rebuild.
+ */
+export class Column {
+  exact = true;
+  private codes = new Int32Array(0);
+  private values = new Float64Array(0);
+  private flags = new Int8Array(0);
+  private nonEmpty = new Uint32Array(0);
+  private options = new Map<number, Uint32Array>();
+  /**
+   * Codes and booleans: a bitset of the positions holding each value, so that IS_ANY_OF or IS_TRUE
+   * over a million people is word-wide ORs instead of a million tests. Dropped past
+   * MAX_VALUE_BITSETS values.
+   */
+  private valueBits: Map<number, Uint32Array> | undefined = new Map();
+  private words = 0;
+  readonly dictionary = new Map<string, number>();
+
+  constructor(readonly kind: ColumnKind) {}
+
+  /** Room for `positions` values; new positions read as no value. */
+  grow(positions: number): void {
+    const words = wordsFor(positions);
+    if (this.valueBits && words > this.words) {
+      for (const [value, bits] of this.valueBits) if (bits.length < words) this.valueBits.set(value, enlarge(bits, words, 0));
+    }
+    this.words = Math.max(this.words, words);
+    switch (this.kind) {
+      case 'codes':
+        if (this.codes.length < positions) this.codes = enlarge(this.codes, positions, 0);
+        return;
+      case 'number':
+      case 'micros':
+        if (this.values.length < positions) this.values = enlarge(this.values, positions, Number.NaN);
+        return;
+      case 'boolean':
+        if (this.flags.length < positions) this.flags = enlarge(this.flags, positions, -1);
+        return;
+      case 'multi': {
+        const words = wordsFor(positions);
+        if (this.nonEmpty.length < words) {
+          this.nonEmpty = enlarge(this.nonEmpty, words, 0);
+          for (const [code, bits] of this.options) this.options.set(code, enlarge(bits, words, 0));
+        }
+      }
+    }
+  }
+
+  /** Stores the value read by readExpression at a position (null: no value). */
+  set(position: number, raw: unknown): void {
+    switch (this.kind) {
+      case 'codes': {
+        const code = raw === null ? 0 : this.codeOf(String(raw));
+        this.moveValueBit(position, this.codes[position]!, code, 0);
+        this.codes[position] = code;
+        return;
+      }
+      case 'number':
+        this.values[position] = raw === null ? Number.NaN : this.decodeNumber(String(raw));
+        return;
+      case 'micros':
+        this.values[position] = raw === null ? Number.NaN : this.decodeMicros(String(raw));
+        return;
+      case 'boolean': {
+        const flag = raw === null ? -1 : raw === true || raw === 't' || raw === 'true' ? 1 : 0;
+        this.moveValueBit(position, this.flags[position]!, flag, -1);
+        this.flags[position] = flag;
+        return;
+      }
+      case 'multi':
+        this.setOptions(position, raw === null ? undefined : (JSON.parse(String(raw)) as unknown));
+    }
+  }
+
+  private moveValueBit(position: number, before: number, after: number, none: number): void {
+    if (!this.valueBits || before === after) return;
+    const word = position >>> 5;
+    const bit = 1 << (position & 31);
+    if (before !== none) this.valueBits.get(before)![word]! &= ~bit;
+    if (after === none) return;
+    let bits = this.valueBits.get(after);
+    if (!bits) {
+      if (this.valueBits.size >= MAX_VALUE_BITSETS) {
+        this.valueBits = undefined;
+        return;
+      }
+      bits = new Uint32Array(this.words);
+      this.valueBits.set(after, bits);
+    }
+    bits[word]! |= bit;
+  }
+
+  /** The positions holding any of these codes (or flags), word-wide; undefined when this column keeps no value bitsets. */
+  valuesBitset(values: Iterable<number>): Bitset | undefined {
+    if (!this.valueBits) return undefined;
+    const words = new Uint32Array(this.words);
+    for (const value of values) {
+      const bits = this.valueBits.get(value);
+      if (bits) for (let i = 0; i < bits.length; i++) words[i]! |= bits[i]!;
+    }
+    return new Bitset(words);
+  }
+
+  /** The positions whose multi-select holds any (or all) of these options, word-wide. */
+  optionsBitset(names: readonly string[], all: boolean): Bitset {
+    const sets = names.map((name) => this.options.get(this.dictionary.get(name) ?? -1));
+    const words = new Uint32Array(this.nonEmpty.length);
+    if (all && (sets.length === 0 || sets.some((bits) => bits === undefined))) return new Bitset(words);
+    const present = sets.filter((bits): bits is Uint32Array => bits !== undefined);
+    if (all) words.set(present[0]!);
+    for (const bits of all ? present.slice(1) : present) {
+      for (let i = 0; i < words.length; i++) words[i] = all ? words[i]! & bits[i]! : words[i]! | bits[i]!;
+    }
+    return new Bitset(words);
+  }
+
+  /** The positions whose number or instant lies in the range, in one tight pass over the values. */
+  rangeBitset(range: Range, positions: number): Bitset {
+    const bits = Bitset.empty(positions);
+    const values = this.values;
+    const end = Math.min(positions, values.length);
+    const { low, high, lowInclusive, highInclusive } = range;
+    for (let position = 0; position < end; position++) {
+      const value = values[position]!;
+      if ((lowInclusive ? value >= low : value > low) && (highInclusive ? value <= high : value < high)) bits.words[position >>> 5]! |= 1 << (position & 31);
+    }
+    return bits;
+  }
+
+  private codeOf(text: string): number {
+    let code = this.dictionary.get(text);
+    if (code === undefined) {
+      code = this.dictionary.size + 1;
+      this.dictionary.set(text, code);
+    }
+    return code;
+  }
+
+  private decodeNumber(text: string): number {
+    const value = Number(text);
+    const underflows = value === 0 ? /[1-9]/.test(text) : Math.abs(value) < 1e-300;
+    if (!EXACT_DECIMAL.test(text) || !Number.isFinite(value) || underflows || significantDigits(text) > 15) this.exact = false;
+    return value;
+  }
+
+  private decodeMicros(text: string): number {
+    const value = Number(text);
+    // Infinite instants compare as infinities do; finite ones must be whole microseconds a double holds exactly.
+    if (Number.isNaN(value) || (Number.isFinite(value) && !Number.isSafeInteger(value))) this.exact = false;
+    return value;
+  }
+
+  private setOptions(position: number, value: unknown): void {
+    const word = position >>> 5;
+    const bit = 1 << (position & 31);
+    for (const bits of this.options.values()) bits[word]! &= ~bit;
+    this.nonEmpty[word]! &= ~bit;
+    if (!Array.isArray(value) || value.length === 0) return;
+    this.nonEmpty[word]! |= bit;
+    for (const item of value) {
+      // jsonb's ?| and ?& match an array's string elements only.
+      if (typeof item !== 'string') continue;
+      const code = this.codeOf(item);
+      let bits = this.options.get(code);
+      if (!bits) {
+        bits = new Uint32Array(this.nonEmpty.length);
+        this.options.set(code, bits);
+      }
+      bits[word]! |= bit;
+    }
+  }
+
+  /** Tests of one position, for the leaves of a count (src/search/counts/plan.ts). */
+  readonly test = {
+    code: (codes: ReadonlySet<number>) => (position: number) => codes.has(this.codes[position]!),
+    empty: (emptyCodes: ReadonlySet<number>) => (position: number) => {
+      const code = this.codes[position]!;
+      return code === 0 || emptyCodes.has(code);
+    },
+    value: (accepts: (value: number) => boolean) => (position: number) => {
+      const value = this.values[position]!;
+      return !Number.isNaN(value) && accepts(value);
+    },
+    none: () => (position: number) => Number.isNaN(this.values[position]!),
+    flag: (wanted: -1 | 0 | 1) => (position: number) => this.flags[position] === wanted,
+    noOptions: () => (position: number) => (this.nonEmpty[position >>> 5]! & (1 << (position & 31))) === 0,
+    options: (names: readonly string[], all: boolean) => {
+      const sets = names.map((name) => this.options.get(this.dictionary.get(name) ?? -1));
+      if (all && sets.some((bits) => bits === undefined)) return () => false;
+      const present = sets.filter((bits): bits is Uint32Array => bits !== undefined);
+      return (position: number) => {
+        const word = position >>> 5;
+        const bit = 1 << (position & 31);
+        return all ? present.every((bits) => (bits[word]! & bit) !== 0) : present.some((bits) => (bits[word]! & bit) !== 0);
+      };
+    },
+  };
+}
+
+function enlarge<T extends Int32Array | Float64Array | Int8Array | Uint32Array>(array: T, atLeast: number, fill: number): T {
+  const capacity = Math.max(atLeast, Math.ceil(array.length * 1.5), 64);
+  const larger = new (array.constructor as new (length: number) => T)(capacity);
+  larger.set(array);
+  larger.fill(fill, array.length);
+  return larger;
+}

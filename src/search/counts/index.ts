@@ -1,0 +1,244 @@
+import { type ControlledTransaction, type Kysely, sql } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { Bitset } from './bitset.js';
+import type { ColumnSpec, CountPlan } from './plan.js';
+import { type ColumnPhase, type CountNeeds, WorkspaceCounts } from './workspace.js';
+
+export { planCount, type CountPlan } from './plan.js';
+
+export interface SearchCountsOptions {
+  /** People held across all workspaces before the least recently searched workspaces are dropped. */
+  maxPeople: number;
+  /** Studies held per workspace before the least recently searched are dropped. */
+  maxStudies: number;
+  /** Where a failed background preparation is reported (the search answered with SQL meanwhile). */
+  onError(error: unknown, workspaceId: string): void;
+}
+
+/** How a search's total was counted: by the counts held in process, or by SQL (`preparing`: while the counts load for it). */
+export type CountedBy = 'counts' | 'sql' | 'preparing';
+
+/**
+ * Exact search totals from columns held in process (src/search/counts/workspace.ts), derived from
+ * the database and caught up with its change log before every count, so that a write committed
+ * through any instance is counted by the next search on every other. A search whose plan or
+ * workspace the counts cannot answer yet is answered by SQL, and the counts are prepared for it in
+ * the background.
+ */
+export class SearchCounts {
+  private readonly workspaces = new Map<string, WorkspaceCounts>();
+  private readonly preparing = new Map<string, Promise<void>>();
+  private closed = false;
+  /** Totals answered, by how: tests and the bench read these. */
+  readonly answered: Record<'counts' | 'sql', number> = { counts: 0, sql: 0 };
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly options: SearchCountsOptions,
+  ) {}
+
+  /**
+   * The exact count of `plan` over the workspace's live people (or a study's participants whose
+   * person is live), and `page` read in the same repeatable-read snapshot; undefined when the
+   * counts are not ready for this plan: `preparing` when they are being prepared for it in the
+   * background, `sql` when they cannot answer it (an inexact column), and SQL is to count.
+   */
+  async count<T>(workspaceId: string, studyId: string | undefined, plan: CountPlan, page: (transaction: Kysely<DB>) => Promise<T>): Promise<{ by: 'counts'; total: number; page: T } | { by: 'sql' | 'preparing' }> {
+    const needs = needsOf(plan, studyId);
+    const workspace = this.workspaces.get(workspaceId);
+    const state = workspace?.state(needs) ?? 'missing';
+    if (!workspace || state !== 'ready') {
+      if (state === 'missing') this.prepare(workspaceId, needs);
+      this.answered.sql++;
+      return { by: this.isPreparing(workspaceId) ? 'preparing' : 'sql' };
+    }
+    workspace.lastUsed = Date.now();
+    const started = (await this.lockFree(workspace, needs, plan, studyId)) ?? (await this.locked(workspace, needs, plan, studyId));
+    let answer: { total: number; page: T } | undefined;
+    if (started) {
+      const { transaction, columns } = started;
+      try {
+        const sqlLeaves = await this.sqlLeaves(transaction, workspace, plan, studyId, columns.slots);
+        const total = combine(plan, columns, sqlLeaves).countAnd(columns.domain.bits);
+        answer = { total, page: await page(transaction) };
+        await transaction.commit().execute();
+      } catch (error) {
+        await transaction.rollback().execute();
+        throw error;
+      }
+    }
+    if (!answer) {
+      this.prepare(workspaceId, needs);
+      this.answered.sql++;
+      return { by: this.isPreparing(workspaceId) ? 'preparing' : 'sql' };
+    }
+    this.answered.counts++;
+    return { by: 'counts', ...answer };
+  }
+
+  /**
+   * The common case, without the lock: the probe (the transaction's first statement, so its
+   * snapshot) finds nothing to apply, and the counts did not move or start moving between sending
+   * it and reading the column leaves, which happens synchronously after it: they are then exactly
+   * at the snapshot, which the page reads too. Otherwise undefined, and the locked way follows.
+   */
+  private async lockFree(workspace: WorkspaceCounts, needs: CountNeeds, plan: CountPlan, studyId: string | undefined): Promise<Started | undefined> {
+    if (workspace.busy) return undefined;
+    const version = workspace.version;
+    const transaction = await this.db.startTransaction().setIsolationLevel('repeatable read').execute();
+    try {
+      const probe = await workspace.probe(transaction);
+      if (!workspace.busy && workspace.version === version && workspace.isAt(probe) && workspace.state(needs) === 'ready') {
+        return { transaction, columns: workspace.evaluateColumns(plan, studyId) };
+      }
+    } catch (error) {
+      await transaction.rollback().execute();
+      throw error;
+    }
+    await transaction.rollback().execute();
+    return undefined;
+  }
+
+  /**
+   * With changes to apply: the workspace's lock is always taken before a connection, never while
+   * holding one (a search holding a connection while it waited for a preparation that waits for a
+   * connection would deadlock the embedded store's single connection, or a pool under load). The
+   * snapshot is taken by the transaction's first statement, the catch-up, under the lock: the
+   * counts stay at that snapshot until the column leaves are read, and the rest (SQL leaves, the
+   * page) reads it too.
+   */
+  private locked(workspace: WorkspaceCounts, needs: CountNeeds, plan: CountPlan, studyId: string | undefined): Promise<Started | undefined> {
+    return workspace.exclusive(async () => {
+      const transaction = await this.db.startTransaction().setIsolationLevel('repeatable read').execute();
+      try {
+        if (!(await workspace.catchUp(transaction, false)) || workspace.state(needs) !== 'ready') {
+          await transaction.rollback().execute();
+          return undefined;
+        }
+        return { transaction, columns: workspace.evaluateColumns(plan, studyId) };
+      } catch (error) {
+        await transaction.rollback().execute();
+        throw error;
+      }
+    });
+  }
+
+  /** Whether the workspace's counts are being prepared in the background. */
+  isPreparing(workspaceId: string): boolean {
+    return this.preparing.has(workspaceId);
+  }
+
+  /** Resolves when no preparation is under way (tests, and closing). */
+  async settled(): Promise<void> {
+    while (this.preparing.size > 0) await Promise.allSettled([...this.preparing.values()]);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.settled();
+  }
+
+  /** Builds or catches up the workspace's counts and loads what `needs` names, in the background. */
+  private prepare(workspaceId: string, needs: CountNeeds): void {
+    if (this.closed || this.preparing.has(workspaceId)) return;
+    let workspace = this.workspaces.get(workspaceId);
+    if (!workspace) {
+      workspace = new WorkspaceCounts(workspaceId);
+      this.workspaces.set(workspaceId, workspace);
+    }
+    const counts = workspace;
+    const work = counts
+      .exclusive(async () => {
+        const transaction = await this.db.startTransaction().setIsolationLevel('repeatable read').execute();
+        try {
+          await counts.catchUp(transaction, true);
+          await counts.ensure(transaction, needs);
+          await transaction.commit().execute();
+        } catch (error) {
+          await transaction.rollback().execute();
+          throw error;
+        }
+      })
+      .then(() => {
+        counts.lastUsed = Date.now();
+        counts.trimStudies(this.options.maxStudies);
+        this.trimWorkspaces(workspaceId);
+      })
+      .catch((error: unknown) => {
+        // Whatever was half loaded is dropped: the next search starts the workspace again from the database.
+        this.workspaces.delete(workspaceId);
+        if (!this.closed) this.options.onError(error, workspaceId);
+      })
+      .finally(() => this.preparing.delete(workspaceId));
+    this.preparing.set(workspaceId, work);
+  }
+
+  private trimWorkspaces(keep: string): void {
+    let held = [...this.workspaces.values()].reduce((sum, workspace) => sum + workspace.slots, 0);
+    if (held <= this.options.maxPeople) return;
+    const byAge = [...this.workspaces.values()].filter((workspace) => workspace.workspaceId !== keep).sort((a, b) => a.lastUsed - b.lastUsed);
+    for (const workspace of byAge) {
+      if (held <= this.options.maxPeople) break;
+      this.workspaces.delete(workspace.workspaceId);
+      held -= workspace.slots;
+    }
+  }
+
+  /** The SQL leaves' matches, each one statement in the count's snapshot, as person slots. */
+  private async sqlLeaves(transaction: Kysely<DB>, workspace: WorkspaceCounts, plan: CountPlan, studyId: string | undefined, slots: number): Promise<Map<CountPlan, Bitset>> {
+    const leaves = new Map<CountPlan, Bitset>();
+    for (const leaf of leavesOf(plan, 'sql')) {
+      if (leaf.kind !== 'sql') continue;
+      // Over a study, only its participants' people: without an index for the condition that is a
+      // scan of the study's rows, where the workspace's people would be ten times as many.
+      const { rows } =
+        studyId === undefined
+          ? await sql<{ person_no: number }>`
+              select p.person_no from people as p
+              where p.workspace_id = ${workspace.workspaceId} and p.deleted_at is null and ${leaf.condition}`.execute(transaction)
+          : await sql<{ person_no: number }>`
+              select p.person_no from participants as pt
+                join people as p on p.workspace_id = pt.workspace_id and p.person_id = pt.person_id
+              where pt.workspace_id = ${workspace.workspaceId} and pt.study_id = ${studyId} and p.deleted_at is null and ${leaf.condition}`.execute(transaction);
+      leaves.set(leaf, workspace.bitsOf(rows.map((row) => row.person_no), slots));
+    }
+    return leaves;
+  }
+}
+
+/** A count's transaction, at the snapshot its column leaves were read at. */
+interface Started {
+  transaction: ControlledTransaction<DB>;
+  columns: ColumnPhase;
+}
+
+function leavesOf(plan: CountPlan, kind: 'column' | 'sql'): CountPlan[] {
+  if (plan.kind === 'and' || plan.kind === 'or') return plan.items.flatMap((item) => leavesOf(item, kind));
+  if (plan.kind === 'not') return leavesOf(plan.item, kind);
+  return plan.kind === kind ? [plan] : [];
+}
+
+function needsOf(plan: CountPlan, studyId: string | undefined): CountNeeds {
+  const specs = leavesOf(plan, 'column').flatMap((leaf) => (leaf.kind === 'column' ? [leaf.column] : []));
+  const unique = (source: ColumnSpec['source']) => [...new Map(specs.filter((spec) => spec.source === source).map((spec) => [spec.key, spec])).values()];
+  return { personColumns: unique('person'), studyId, participantColumns: unique('participant') };
+}
+
+function combine(plan: CountPlan, columns: ColumnPhase, sqlLeaves: Map<CountPlan, Bitset>): Bitset {
+  switch (plan.kind) {
+    case 'all':
+      return columns.domain.bits;
+    case 'and':
+      return plan.items.map((item) => combine(item, columns, sqlLeaves)).reduce((all, next) => all.and(next), columns.domain.bits);
+    case 'or': {
+      const [first, ...rest] = plan.items.map((item) => combine(item, columns, sqlLeaves));
+      return first ? rest.reduce((any, next) => any.or(next), first) : columns.domain.bits.not();
+    }
+    case 'not':
+      return combine(plan.item, columns, sqlLeaves).not();
+    case 'column':
+      return columns.leaves.get(plan)!;
+    case 'sql':
+      return sqlLeaves.get(plan)!;
+  }
+}

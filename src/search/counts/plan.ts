@@ -1,0 +1,191 @@
+import type { RawBuilder, SqlBool } from 'kysely';
+import { type CompileContext, computableName, type PropertyDefinition } from '../catalogue.js';
+import { complements, isGroup, read } from '../compile.js';
+import type { Comparison, Filter, FilterGroup, RootFilter } from '../schemas.js';
+import { DAY_MS } from '../sql.js';
+import type { Bitset } from './bitset.js';
+import { type Column, type ColumnKind, columnKindOf, inRange, type Range } from './columns.js';
+
+/** Whose row a name is read from: the person's, or the participant's in the study searched. */
+export type CountSource = 'person' | 'participant';
+
+/** One column the counts hold: its key, kind and the SQL it is read with (over `p` or `pt`). */
+export interface ColumnSpec {
+  source: CountSource;
+  key: string;
+  kind: ColumnKind;
+  value: RawBuilder<unknown>;
+}
+
+/**
+ * A filter as the counts evaluate it: the same tree, each leaf either a test of a held column or,
+ * for what no column answers exactly (substrings, emails compared lowered, locations), the leaf's
+ * SQL condition, run in the same snapshot. Comparisons that also match people with no value
+ * (NOT_EQUALS, IS_NONE_OF, …) are `not` of their positive leaf, as in compile.ts.
+ */
+export type CountPlan =
+  | { kind: 'all' }
+  | { kind: 'and' | 'or'; items: CountPlan[] }
+  | { kind: 'not'; item: CountPlan }
+  | { kind: 'column'; column: ColumnSpec; test: (column: Column) => (position: number) => boolean; bits?: WordWide }
+  | { kind: 'sql'; source: CountSource; condition: RawBuilder<SqlBool> };
+
+export interface PlanOptions {
+  context: CompileContext;
+  customProperties: Map<string, PropertyDefinition>;
+  /** The SQL condition of one filter (the same compiler as the search's): for leaves no column answers. */
+  sqlCondition(filter: Filter): RawBuilder<SqlBool>;
+}
+
+/**
+ * The same test, answered for every position at once: word-wide ORs of value bitsets, or one tight
+ * pass over the values; undefined when the column cannot (then each position is tested).
+ */
+type WordWide = (column: Column, positions: number) => Bitset | undefined;
+
+/** The instant, in microseconds since the epoch, as the counts hold date-times. */
+const micros = (date: Date) => date.getTime() * 1000;
+
+/**
+ * The count plan of a filter already validated by compileRootFilter, or undefined when one of its
+ * names is not a function of one row (history counts, memberships, segments, incentives): the
+ * count is then SQL's.
+ */
+export function planCount(filter: RootFilter | undefined, options: PlanOptions): CountPlan | undefined {
+  if (!filter || filter.filters.length === 0) return { kind: 'all' };
+  return planItems(filter.operator, filter.filters, options);
+}
+
+function planItems(operator: 'AND' | 'OR' | undefined, items: (Filter | FilterGroup)[], options: PlanOptions): CountPlan | undefined {
+  const plans: CountPlan[] = [];
+  for (const item of items) {
+    const plan = isGroup(item) ? (item.filters.length === 0 ? { kind: 'all' as const } : planItems(item.operator, item.filters, options)) : planFilter(item, options);
+    if (!plan) return undefined;
+    plans.push(plan);
+  }
+  return { kind: operator === 'OR' ? 'or' : 'and', items: plans };
+}
+
+function definitionOf(filter: Filter, options: PlanOptions): { definition: PropertyDefinition; key: string } | undefined {
+  const property = filter.property;
+  if ('propertyId' in property) {
+    const definition = options.customProperties.get(property.propertyId);
+    return definition && { definition, key: `custom:${property.propertyId}` };
+  }
+  const definition = computableName(property.propertyGroup, property.propertyName) ?? (property.propertyGroup === 'PERSON' ? options.customProperties.get(property.propertyName) : undefined);
+  if (!definition) return undefined;
+  const custom = !computableName(property.propertyGroup, property.propertyName);
+  return { definition, key: custom ? `custom:${property.propertyName}` : `${property.propertyGroup}.${property.propertyName}` };
+}
+
+function planFilter(filter: Filter, options: PlanOptions): CountPlan | undefined {
+  const found = definitionOf(filter, options);
+  if (!found?.definition.countedFrom) return undefined;
+  const { definition, key } = found;
+  const source = definition.countedFrom!;
+  const complement = complements[filter.comparison];
+  const comparison = complement ?? filter.comparison;
+  const kind = columnKindOf(definition.type);
+  const tests = kind && columnTest(definition, kind, comparison, filter.value, options.context.now);
+  const positive: CountPlan = tests
+    ? { kind: 'column', column: { source, key, kind: kind!, value: definition.value(options.context) }, ...tests }
+    : { kind: 'sql', source, condition: options.sqlCondition({ ...filter, comparison }) };
+  return complement ? { kind: 'not', item: positive } : positive;
+}
+
+type Tests = { test: (column: Column) => (position: number) => boolean; bits?: WordWide };
+
+/** The tests of one positive comparison on a held column, or undefined when SQL must answer it. */
+function columnTest(definition: PropertyDefinition, kind: ColumnKind, comparison: Comparison, raw: unknown, now: Date): Tests | undefined {
+  const path: string[] = [];
+  if (comparison === 'IS_EMPTY') {
+    if (kind === 'codes') return { test: (column) => column.test.empty(codesOf(column, [''])) };
+    if (kind === 'boolean') return { test: (column) => column.test.flag(-1) };
+    if (kind === 'multi') return { test: (column) => column.test.noOptions() };
+    return { test: (column) => column.test.none() };
+  }
+  const byCodes = (values: string[]): Tests => ({
+    test: (column) => column.test.code(codesOf(column, values)),
+    bits: (column) => column.valuesBitset(codesOf(column, values)),
+  });
+  const byRange = (range: Range): Tests => ({
+    test: (column) => column.test.value(inRange(range)),
+    bits: (column, positions) => column.rangeBitset(range, positions),
+  });
+  switch (kind) {
+    case 'codes': {
+      if (definition.type === 'text') {
+        if (comparison === 'EQUALS') return byCodes([read.string(raw, path)]);
+        if (comparison === 'IN') return byCodes(read.strings(raw, path));
+        return undefined;
+      }
+      return byCodes(optionNames(definition, raw));
+    }
+    case 'multi': {
+      const names = optionNames(definition, raw);
+      const all = comparison === 'HAS_ALL_OF';
+      return { test: (column) => column.test.options(names, all), bits: (column) => column.optionsBitset(names, all) };
+    }
+    case 'boolean': {
+      const wanted = comparison === 'IS_TRUE' ? 1 : 0;
+      return { test: (column) => column.test.flag(wanted), bits: (column) => column.valuesBitset([wanted]) };
+    }
+    case 'number':
+      return byRange(numberRange(comparison, raw));
+    case 'micros':
+      return byRange(instantRange(comparison, raw, now));
+  }
+}
+
+function codesOf(column: Column, values: readonly string[]): Set<number> {
+  const codes = new Set<number>();
+  for (const value of values) {
+    const code = column.dictionary.get(value);
+    if (code !== undefined) codes.add(code);
+  }
+  return codes;
+}
+
+/** Option names, given by name or id, as compile.ts reads them (validated there already). */
+function optionNames(definition: PropertyDefinition, raw: unknown): string[] {
+  return read.strings(raw, []).flatMap((given) => {
+    const option = definition.options?.find((candidate) => candidate.name === given || candidate.id === given);
+    return option ? [option.name] : [];
+  });
+}
+
+const range = (low: number, lowInclusive: boolean, high: number, highInclusive: boolean): Range => ({ low, lowInclusive, high, highInclusive });
+
+function numberRange(comparison: Comparison, raw: unknown): Range {
+  if (comparison === 'BETWEEN') {
+    const [min, max] = read.pair(raw, [], read.number);
+    return range(min, true, max, true);
+  }
+  const bound = read.number(raw, []);
+  switch (comparison) {
+    case 'EQUALS':
+      return range(bound, true, bound, true);
+    case 'GREATER_THAN':
+      return range(bound, false, Infinity, true);
+    case 'GREATER_THAN_OR_EQUAL':
+      return range(bound, true, Infinity, true);
+    case 'LESS_THAN':
+      return range(-Infinity, true, bound, false);
+    default:
+      return range(-Infinity, true, bound, true);
+  }
+}
+
+/** The same ranges compile.ts writes in SQL, in microseconds (an infinite instant is past every bound, as in SQL). */
+function instantRange(comparison: Comparison, raw: unknown, now: Date): Range {
+  if (comparison === 'IN_LAST_DAYS') return range(micros(new Date(now.getTime() - read.days(raw, []) * DAY_MS)), true, micros(now), true);
+  if (comparison === 'BETWEEN') {
+    const [from, to] = read.pair(raw, [], read.moment);
+    return range(micros(from.from), true, micros(to.to), !to.isDate);
+  }
+  const moment = read.moment(raw, []);
+  if (comparison === 'BEFORE') return range(-Infinity, true, micros(moment.from), false);
+  if (comparison === 'AFTER') return range(micros(moment.to), moment.isDate, Infinity, true);
+  const day = Math.floor(moment.from.getTime() / DAY_MS) * DAY_MS;
+  return range(day * 1000, true, (day + DAY_MS) * 1000, false);
+}
