@@ -206,3 +206,23 @@ describe('Column: multi', () => {
     expect(column.exact).toBe(true);
   });
 });
+
+describe('codes scanned without value bitsets', () => {
+  it('finds the positions of the codes a dictionary test accepts, in one pass over any number of values', () => {
+    const values = Array.from({ length: 2000 }, (_, position) => (position % 7 === 0 ? null : `person ${position % 600}`));
+    const column = columnOf('codes', values);
+    const accepted = column.codesWhere((value) => value.endsWith(' 5') || value === 'person 599');
+    const bits = column.codesBitset(accepted, values.length);
+    const expected = values.flatMap((value, position) => (value === 'person 5' || value === 'person 599' ? [position] : []));
+    expect(matching((position) => bits.has(position), values.length)).toEqual(expected);
+    expect(matching(column.test.code(accepted), values.length)).toEqual(expected);
+    // More than 512 values: the column keeps no bitset per value, and says so.
+    expect(column.valuesBitset(accepted)).toBeUndefined();
+  });
+
+  it('never accepts a position holding no value, whatever the test', () => {
+    const column = columnOf('codes', [null, '', 'a']);
+    const bits = column.codesBitset(column.codesWhere(() => true), 3);
+    expect(matching((position) => bits.has(position), 3)).toEqual([1, 2]);
+  });
+});

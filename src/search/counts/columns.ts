@@ -174,6 +174,27 @@ export class Column {
     return new Bitset(words);
   }
 
+  /**
+   * The positions holding any of these codes, in one tight pass over the codes: for a column that
+   * keeps no value bitsets (more than MAX_VALUE_BITSETS values), or a set of codes too large to OR.
+   */
+  codesBitset(codes: ReadonlySet<number>, positions: number): Bitset {
+    const accepted = new Uint8Array(this.dictionary.size + 1);
+    for (const code of codes) accepted[code] = 1;
+    const bits = Bitset.empty(positions);
+    const values = this.codes;
+    const end = Math.min(positions, values.length);
+    for (let position = 0; position < end; position++) if (accepted[values[position]!] === 1) bits.words[position >>> 5]! |= 1 << (position & 31);
+    return bits;
+  }
+
+  /** The codes of the dictionary's values that `accepts` takes. */
+  codesWhere(accepts: (value: string) => boolean): Set<number> {
+    const codes = new Set<number>();
+    for (const [value, code] of this.dictionary) if (accepts(value)) codes.add(code);
+    return codes;
+  }
+
   /** The positions whose multi-select holds any (or all) of these options, word-wide. */
   optionsBitset(names: readonly string[], all: boolean): Bitset {
     const sets = names.map((name) => this.options.get(this.dictionary.get(name) ?? -1));

@@ -29,7 +29,8 @@ function generator(seed: number) {
 }
 type Random = ReturnType<typeof generator>;
 
-const occupations = ['Engineer', 'engineer', 'Nurse', 'Teacher', 'Software engineer', '', 'Chef', '100% cook', 'under_score'];
+// Non-ASCII values whose lowered text holds ASCII (the Kelvin sign lowers to k): the held lowered values are the database's.
+const occupations = ['Engineer', 'engineer', 'Nurse', 'Teacher', 'Software engineer', '', 'Chef', '100% cook', 'under_score', 'ÉCOLE', '\u212Aelvin'];
 const firstNames = ['Ana', 'Ben', 'Chloé', 'Dev', '', 'ana'];
 const ages = [0, 17, 18, 25, 25.5, 40, 64, 65, 99, -3];
 const countries = ['GB', 'US', 'DE', 'FR'];
@@ -76,7 +77,9 @@ function randomLeaf(random: Random, panel: Panel, now: number, withParticipants:
     if (comparison === 'IS_EMPTY' || comparison === 'IS_NOT_EMPTY') return { property, comparison };
     if (comparison === 'IN' || comparison === 'NOT_IN') return { property, comparison, value: random.some(pool) };
     const value = random.pick(pool);
-    return { property, comparison, value: comparison === 'CONTAINS' || comparison === 'NOT_CONTAINS' || comparison === 'STARTS_WITH' ? value.slice(0, 1 + random.int(4)) : value };
+    if (comparison !== 'CONTAINS' && comparison !== 'NOT_CONTAINS' && comparison !== 'STARTS_WITH') return { property, comparison, value };
+    const start = random.chance(0.5) ? 0 : random.int(value.length);
+    return { property, comparison, value: value.slice(start, start + 1 + random.int(4)) };
   };
   const number = (property: object): Leaf => {
     const comparison = random.pick(['EQUALS', 'NOT_EQUALS', 'GREATER_THAN', 'GREATER_THAN_OR_EQUAL', 'LESS_THAN', 'LESS_THAN_OR_EQUAL', 'BETWEEN', 'IS_EMPTY', 'IS_NOT_EMPTY']);

@@ -1,4 +1,4 @@
-import type { RawBuilder, SqlBool } from 'kysely';
+import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import { type CompileContext, computableName, type PropertyDefinition } from '../catalogue.js';
 import { complements, isGroup, read } from '../compile.js';
 import type { Comparison, Filter, FilterGroup, RootFilter } from '../schemas.js';
@@ -15,6 +15,12 @@ export interface ColumnSpec {
   key: string;
   kind: ColumnKind;
   value: RawBuilder<unknown>;
+  /**
+   * The value is the database's lower() of a text: substring tests lower the needle in JavaScript,
+   * which is exact only for an ASCII needle and a database that lowers ASCII as JavaScript does
+   * (not a Turkish locale): the loader checks the latter and marks the column inexact otherwise.
+   */
+  lowered?: boolean;
 }
 
 /**
@@ -86,6 +92,12 @@ function planFilter(filter: Filter, options: PlanOptions): CountPlan | undefined
   const complement = complements[filter.comparison];
   const comparison = complement ?? filter.comparison;
   const kind = columnKindOf(definition.type);
+  const substring = definition.type === 'text' ? substringTest(comparison, filter.value) : undefined;
+  if (substring) {
+    const column: ColumnSpec = { source, key: `${key}:lower`, kind: 'codes', value: sql`lower(${definition.value(options.context)})`, lowered: true };
+    const positive: CountPlan = { kind: 'column', column, ...substring };
+    return complement ? { kind: 'not', item: positive } : positive;
+  }
   const tests = kind && columnTest(definition, kind, comparison, filter.value, options.context.now);
   const positive: CountPlan = tests
     ? { kind: 'column', column: { source, key, kind: kind!, value: definition.value(options.context) }, ...tests }
@@ -94,6 +106,27 @@ function planFilter(filter: Filter, options: PlanOptions): CountPlan | undefined
 }
 
 type Tests = { test: (column: Column) => (position: number) => boolean; bits?: WordWide };
+
+const isAscii = (text: string) => [...text].every((character) => character.charCodeAt(0) < 0x80);
+
+/**
+ * CONTAINS and STARTS_WITH (NOT_CONTAINS is their complement) over the dictionary of a column of
+ * lowered values: compile.ts writes `lower(value) like '%' || lower(needle) || '%'`, with LIKE's
+ * wildcards escaped, so a value matches when its lowered text holds the lowered needle. For an
+ * ASCII needle that is a byte match UTF-8 cannot make elsewhere than on ASCII, which JavaScript's
+ * includes() makes on the same characters; any other needle is SQL's.
+ */
+function substringTest(comparison: Comparison, raw: unknown): Tests | undefined {
+  if (comparison !== 'CONTAINS' && comparison !== 'STARTS_WITH') return undefined;
+  const needle = read.string(raw, []);
+  if (!isAscii(needle)) return undefined;
+  const lowered = needle.toLowerCase();
+  const accepts = comparison === 'CONTAINS' ? (value: string) => value.includes(lowered) : (value: string) => value.startsWith(lowered);
+  return {
+    test: (column) => column.test.code(column.codesWhere(accepts)),
+    bits: (column, positions) => column.codesBitset(column.codesWhere(accepts), positions),
+  };
+}
 
 /** The tests of one positive comparison on a held column, or undefined when SQL must answer it. */
 function columnTest(definition: PropertyDefinition, kind: ColumnKind, comparison: Comparison, raw: unknown, now: Date): Tests | undefined {
@@ -106,7 +139,7 @@ function columnTest(definition: PropertyDefinition, kind: ColumnKind, comparison
   }
   const byCodes = (values: string[]): Tests => ({
     test: (column) => column.test.code(codesOf(column, values)),
-    bits: (column) => column.valuesBitset(codesOf(column, values)),
+    bits: (column, positions) => column.valuesBitset(codesOf(column, values)) ?? column.codesBitset(codesOf(column, values), positions),
   });
   const byRange = (range: Range): Tests => ({
     test: (column) => column.test.value(inRange(range)),

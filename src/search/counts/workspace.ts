@@ -276,7 +276,7 @@ export class WorkspaceCounts {
   }
 
   private async loadPeopleChanging(transaction: Kysely<DB>, specs: ColumnSpec[], everyone = false): Promise<void> {
-    const held = specs.map((spec) => ({ spec, column: new Column(spec.kind) }));
+    const held = await heldColumns(transaction, specs);
     for (const { column } of held) column.grow(this.slots);
     let after = -1;
     for (;;) {
@@ -308,7 +308,7 @@ export class WorkspaceCounts {
   }
 
   private async loadStudyChanging(transaction: Kysely<DB>, studyId: string, study: StudyRows, specs: ColumnSpec[]): Promise<void> {
-    const held = specs.map((spec) => ({ spec, column: new Column(spec.kind) }));
+    const held = await heldColumns(transaction, specs);
     for (const { column } of held) column.grow(study.rows);
     let after = '';
     for (;;) {
@@ -476,6 +476,22 @@ async function snapshotOf(transaction: Kysely<DB>, workspaceId: string): Promise
 }
 
 /** `, <read expression> as c0, …` for the columns of a load. */
+const UPPER_ASCII = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+
+/**
+ * New columns for these specs. A column of lowered values is exact only where the database lowers
+ * ASCII letters as JavaScript does (a Turkish locale lowers I to a dotless i), asked once per load.
+ */
+async function heldColumns(transaction: Kysely<DB>, specs: ColumnSpec[]): Promise<HeldColumn[]> {
+  const held = specs.map((spec) => ({ spec, column: new Column(spec.kind) }));
+  if (held.some(({ spec }) => spec.lowered)) {
+    const { rows } = await sql<{ folded: string }>`select lower(cast(${UPPER_ASCII} as text)) as folded`.execute(transaction);
+    const foldsAsJavaScript = rows[0]!.folded === UPPER_ASCII.toLowerCase();
+    for (const { spec, column } of held) if (spec.lowered) column.exact = foldsAsJavaScript;
+  }
+  return held;
+}
+
 function selected(specs: ColumnSpec[]): RawBuilder<unknown> {
   if (specs.length === 0) return sql``;
   return sql`, ${sql.join(specs.map((spec, index) => sql`${readExpression(spec.kind, spec.value)} as ${sql.raw(`c${index}`)}`))}`;
