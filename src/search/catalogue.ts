@@ -56,8 +56,10 @@ export interface PropertyDefinition {
   /** What the value is, for the OpenAPI description (catalogue names only; custom properties are the workspace's own). */
   meaning?: string;
   /**
-   * The value is a function of one row alone, the person's or the participant's, and not of the
-   * time: the search counts (src/search/counts/) may then hold it per row, read with `value`.
+   * The value is a function of one row alone, the person's or the participant's, or of rows the
+   * search change log names the person for (population members, participants), and not of the
+   * time: the search counts (src/search/counts/) may then hold it per row, read with `value`
+   * (a membership's with its ids).
    */
   countedFrom?: 'person' | 'participant';
 }
@@ -108,7 +110,7 @@ const segmentMembership: Membership = {
 };
 
 const populationMembershipName = (label: string, meaning: string) =>
-  core(label, 'membership', meaning, (ctx) => sql`(select count(*) from (${populationMembership.ids(ctx)}) as s)`, { membership: populationMembership, notNull: true });
+  core(label, 'membership', meaning, (ctx) => sql`(select count(*) from (${populationMembership.ids(ctx)}) as s)`, { membership: populationMembership, notNull: true, countedFrom: 'person' });
 
 const personNames: Record<string, PropertyDefinition> = {
   PERSON_ID: core('PERSON_ID', 'text', "the person's id", column('person_id'), { ...ownRow, notNull: true }),

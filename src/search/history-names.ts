@@ -96,6 +96,7 @@ export const historyNames: Record<string, PropertyDefinition> = {
   STUDY_MEMBERSHIP: derived('STUDY_MEMBERSHIP', 'membership', 'the studies the person is a participant of (study ids; sorts by their number)', (ctx) => sql`(select count(*) from (${studyMembership.ids(ctx)}) as s)`, {
     membership: studyMembership,
     notNull: true,
+    countedFrom: 'person',
   }),
   ...windowed('INVITED_TO_STUDY', (window) => `the number of studies the person was invited to${window} (by the time of the first invitation)`, invitedCount),
   TOTAL_SENT_LAST_YEAR: derived('TOTAL_SENT_LAST_YEAR', 'number', 'incentives sent to the person in the last 365 days, in cents (statuses UNCLAIMED, CLAIMED, SENT)', sentTotal((ctx) => within(sql`x.sent_at`, ctx, 365)), { notNull: true }),

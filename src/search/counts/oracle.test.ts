@@ -62,6 +62,9 @@ function seedPerson(random: Random, panel: Panel, now: number): PersonSeed {
 
 type Leaf = { property: object; comparison: string; value?: unknown };
 
+/** The populations and studies membership filters name, made before the first filter. */
+const sets = { populations: [] as string[], studies: [] as string[] };
+
 function moment(random: Random, now: number): string {
   const at = new Date(now - random.int(800) * DAY + random.int(DAY));
   return random.chance(0.5) ? at.toISOString().slice(0, 10) : at.toISOString();
@@ -114,6 +117,9 @@ function randomLeaf(random: Random, panel: Panel, now: number, withParticipants:
     () => text(person('FIRST_NAME'), firstNames),
     () => text(person('NAME'), ['Ana Garcia', 'Ben', 'garcia']),
     () => ({ property: person('EMAIL'), comparison: random.pick(['CONTAINS', 'NOT_CONTAINS', 'STARTS_WITH']), value: random.pick(['garcia', 'smith', 'LEE', '@example']) }),
+    () => choice(person('POPULATION_MEMBERSHIP'), sets.populations, true),
+    () => choice(person('PANEL_MEMBERSHIP'), sets.populations, true),
+    () => choice(person('STUDY_MEMBERSHIP'), sets.studies, true),
     // Names the counts do not hold: the total is then SQL's, which the comparison covers too.
     () => ({ property: person('TOTAL_NUMBER_OF_INTERVIEWS_COMPLETED'), comparison: 'LESS_THAN', value: 1 }),
   ];
@@ -182,6 +188,18 @@ describe('search totals from the counts held in process', () => {
     const added = await call(service, 'POST', `/studies/${studyId}/participants`, { token: tenant.token, body: { personIds: personIds.slice(0, 500) } });
     expect(added.statusCode, added.body).toBe(200);
     await mixParticipants(random);
+    const otherStudyId = await createStudy(service, tenant, { studyType: 'INTERVIEWS', launch: true });
+    const joined = await call(service, 'POST', `/studies/${otherStudyId}/participants`, { token: tenant.token, body: { personIds: personIds.filter(() => random.chance(0.2)).slice(0, 500) } });
+    expect(joined.statusCode, joined.body).toBe(200);
+    sets.studies.push(studyId, otherStudyId);
+    for (const name of ['Customers', 'Newsletter']) {
+      const population = await call(service, 'POST', '/populations', { token: tenant.token, body: { name } });
+      expect(population.statusCode, population.body).toBe(201);
+      const populationId = population.json<{ populationId: string }>().populationId;
+      sets.populations.push(populationId);
+      const members = await call(service, 'POST', `/populations/${populationId}/members`, { token: tenant.token, body: { personIds: personIds.filter(() => random.chance(0.3)).slice(0, 500) } });
+      expect(members.statusCode, members.body).toBe(200);
+    }
     // As after an import: the embedded store runs no autovacuum, and plans over unanalysed tables are guesses.
     await sql`analyze`.execute(service.deps.db);
   }, 120_000);
@@ -218,7 +236,7 @@ describe('search totals from the counts held in process', () => {
     expect(created.statusCode, created.body).toBe(201);
     const patched = await call(service, 'PATCH', `/people/${a}`, {
       token: tenant.token,
-      body: { firstName: random.pick(firstNames.filter(Boolean)), properties: { [panel.occupation]: random.pick(occupations.filter(Boolean)), [panel.lastSeen]: new Date(now - random.int(100) * DAY).toISOString(), [panel.hasCar]: random.chance(0.5) } },
+      body: { firstName: random.pick(firstNames.filter(Boolean)), populationIds: sets.populations.filter(() => random.chance(0.5)), properties: { [panel.occupation]: random.pick(occupations.filter(Boolean)), [panel.lastSeen]: new Date(now - random.int(100) * DAY).toISOString(), [panel.hasCar]: random.chance(0.5) } },
     });
     expect(patched.statusCode, patched.body).toBe(200);
     const deleted = await call(service, 'DELETE', `/people/${b}`, { token: tenant.token });

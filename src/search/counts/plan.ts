@@ -91,6 +91,11 @@ function planFilter(filter: Filter, options: PlanOptions): CountPlan | undefined
   const source = definition.countedFrom!;
   const complement = complements[filter.comparison];
   const comparison = complement ?? filter.comparison;
+  if (definition.type === 'membership') {
+    const column: ColumnSpec = { source, key, kind: 'multi', value: membershipIds(definition, options.context) };
+    const positive: CountPlan = { kind: 'column', column, ...membershipTest(comparison, filter.value) };
+    return complement ? { kind: 'not', item: positive } : positive;
+  }
   const kind = columnKindOf(definition.type);
   const substring = definition.type === 'text' ? substringTest(comparison, filter.value) : undefined;
   if (substring) {
@@ -106,6 +111,18 @@ function planFilter(filter: Filter, options: PlanOptions): CountPlan | undefined
 }
 
 type Tests = { test: (column: Column) => (position: number) => boolean; bits?: WordWide };
+
+/** A membership's ids (populations, studies) as a JSON array, held like a multi-select's options. */
+const membershipIds = (definition: PropertyDefinition, context: CompileContext) =>
+  sql`(select coalesce(json_agg(s.id), '[]') from (${definition.membership!.ids(context)}) as s(id))`;
+
+/** HAS_ANY_OF and HAS_ALL_OF (HAS_NONE_OF is the complement of the first), and IS_EMPTY: no ids at all. */
+function membershipTest(comparison: Comparison, raw: unknown): Tests {
+  if (comparison === 'IS_EMPTY') return { test: (column) => column.test.noOptions() };
+  const ids = [...new Set(read.strings(raw, []))];
+  const all = comparison === 'HAS_ALL_OF';
+  return { test: (column) => column.test.options(ids, all), bits: (column) => column.optionsBitset(ids, all) };
+}
 
 const isAscii = (text: string) => [...text].every((character) => character.charCodeAt(0) < 0x80);
 
