@@ -62,6 +62,12 @@ export interface PropertyDefinition {
    * (a membership's with its ids).
    */
   countedFrom?: 'person' | 'participant';
+  /**
+   * The value is the number of the person's instants (read with `instants`, a JSON array of
+   * microseconds since the epoch, from rows the change log names the person for) within the last
+   * `days` days up to now, both ends included: the counts hold the instants and count at `now`.
+   */
+  countedWithin?: { key: string; instants: (ctx: CompileContext) => RawBuilder<unknown>; days: number };
 }
 
 const column = (name: string) => () => sql.ref(`p.${name}`);

@@ -16,6 +16,12 @@ type Kind = 'INTERVIEW' | 'UNMODERATED_TEST' | 'SURVEY';
 
 const derived = named('PERSON');
 
+/**
+ * Names read from the person's participants rows alone, and not of the time: the search change
+ * log names the person for every write of those rows, so the counts may hold them.
+ */
+const fromParticipations = { countedFrom: 'person' } as const;
+
 /** `column` within the last `days` days by the service clock, or always when no window is given. */
 function within(column: RawBuilder<unknown>, ctx: CompileContext, days: number | undefined): RawBuilder<unknown> {
   if (days === undefined) return sql`true`;
@@ -29,6 +35,11 @@ const completedCount = (kind: Kind, days?: number) => (ctx: CompileContext) =>
 
 const lastCompleted = (kind: Kind) => () =>
   sql`(select max(h.completed_at) from participants as h where ${ofPerson('h')} and h.study_kind = ${sql.lit(kind)} and h.completed_at is not null)`;
+
+/** The instants of a person's participations, as the counts hold them (see PropertyDefinition.countedWithin). */
+const instantsOf = (column: string, kind?: Kind) => () =>
+  sql`(select coalesce(json_agg(cast(extract(epoch from ${sql.ref(`h.${column}`)}) * 1000000 as text)), '[]') from participants as h
+    where ${ofPerson('h')} ${kind === undefined ? sql`` : sql`and h.study_kind = ${sql.lit(kind)}`} and ${sql.ref(`h.${column}`)} is not null)`;
 
 const invitedCount = (days?: number) => (ctx: CompileContext) =>
   sql`(select count(*) from participants as h where ${ofPerson('h')} and h.invited_at is not null and ${within(sql`h.invited_at`, ctx, days)})`;
@@ -82,11 +93,25 @@ const kinds: [Kind, string, string][] = [
   ['SURVEY', 'SURVEYS', 'surveys'],
 ];
 
-function windowed(prefix: string, meaning: (window: string) => string, value: (days?: number) => (ctx: CompileContext) => RawBuilder<unknown>): Record<string, PropertyDefinition> {
+/**
+ * A count and its windows. With `instants` (counts of participations, whose rows the search change
+ * log names the person for) the counts hold them: the whole count per person, each window by the
+ * instants within it at the search's now.
+ */
+function windowed(
+  prefix: string,
+  meaning: (window: string) => string,
+  value: (days?: number) => (ctx: CompileContext) => RawBuilder<unknown>,
+  instants?: (ctx: CompileContext) => RawBuilder<unknown>,
+): Record<string, PropertyDefinition> {
+  const held = (days: number | undefined): Partial<PropertyDefinition> => {
+    if (!instants) return {};
+    return days === undefined ? { countedFrom: 'person' } : { countedWithin: { key: prefix, instants, days } };
+  };
   return Object.fromEntries(
     windows.map(([suffix, days]) => [
       `${prefix}${suffix}`,
-      derived(`${prefix}${suffix}`, 'number', meaning(days === undefined ? '' : ` in the last ${days} days`), value(days), { notNull: true }),
+      derived(`${prefix}${suffix}`, 'number', meaning(days === undefined ? '' : ` in the last ${days} days`), value(days), { notNull: true, ...held(days) }),
     ]),
   );
 }
@@ -98,7 +123,7 @@ export const historyNames: Record<string, PropertyDefinition> = {
     notNull: true,
     countedFrom: 'person',
   }),
-  ...windowed('INVITED_TO_STUDY', (window) => `the number of studies the person was invited to${window} (by the time of the first invitation)`, invitedCount),
+  ...windowed('INVITED_TO_STUDY', (window) => `the number of studies the person was invited to${window} (by the time of the first invitation)`, invitedCount, instantsOf('invited_at')),
   TOTAL_SENT_LAST_YEAR: derived('TOTAL_SENT_LAST_YEAR', 'number', 'incentives sent to the person in the last 365 days, in cents (statuses UNCLAIMED, CLAIMED, SENT)', sentTotal((ctx) => within(sql`x.sent_at`, ctx, 365)), { notNull: true }),
   TOTAL_SENT_LAST_CALENDAR_YEAR: derived('TOTAL_SENT_LAST_CALENDAR_YEAR', 'number', 'incentives sent to the person in the previous UTC calendar year, in cents (statuses UNCLAIMED, CLAIMED, SENT)', sentTotal(lastCalendarYear), {
     notNull: true,
@@ -109,23 +134,27 @@ export const historyNames: Record<string, PropertyDefinition> = {
     kinds.flatMap(([kind, plural, described]) => {
       const lastName = kind === 'INTERVIEW' ? 'LAST_INTERVIEW_DATE' : kind === 'SURVEY' ? 'LAST_SURVEY_DATE' : 'LAST_UNMOD_TEST_DATE';
       return [
-        [lastName, derived(lastName, 'datetime', `when the person last completed one of the ${described}`, lastCompleted(kind))],
-        ...Object.entries(windowed(`TOTAL_NUMBER_OF_${plural}_COMPLETED`, (window) => `the number of ${described} the person completed${window}`, (days) => completedCount(kind, days))),
+        [lastName, derived(lastName, 'datetime', `when the person last completed one of the ${described}`, lastCompleted(kind), fromParticipations)],
+        ...Object.entries(
+          windowed(`TOTAL_NUMBER_OF_${plural}_COMPLETED`, (window) => `the number of ${described} the person completed${window}`, (days) => completedCount(kind, days), instantsOf('completed_at', kind)),
+        ),
       ];
     }),
   ),
-  TOTAL_NUMBER_OF_NO_SHOW_INTERVIEWS: derived('TOTAL_NUMBER_OF_NO_SHOW_INTERVIEWS', 'number', 'the number of booked interview sessions the person missed (every move to NO_SHOW counts)', () => noShows, { notNull: true }),
+  TOTAL_NUMBER_OF_NO_SHOW_INTERVIEWS: derived('TOTAL_NUMBER_OF_NO_SHOW_INTERVIEWS', 'number', 'the number of booked interview sessions the person missed (every move to NO_SHOW counts)', () => noShows, { notNull: true, ...fromParticipations }),
   SHOW_RATE: derived(
     'SHOW_RATE',
     'number',
     'interviews completed ÷ (interviews completed + interview no-shows), from 0 to 1; empty when the person has neither',
     () => sql`(select case when s.completed + s.missed = 0 then null else round(cast(s.completed as numeric) / (s.completed + s.missed), 4) end from (select ${interviewsCompleted} as completed, ${noShows} as missed) as s)`,
+    fromParticipations,
   ),
   PARTICIPANT_RATING: derived('PARTICIPANT_RATING', 'number', "the average of the ratings (1–5) the person's participations received; empty when none", () =>
     sql`(select round(avg(h.rating), 2) from participants as h where ${ofPerson('h')} and h.rating is not null)`,
-  ),
+  fromParticipations),
   TOTAL_RATINGS: derived('TOTAL_RATINGS', 'number', "the number of the person's participations that were rated", () => sql`(select count(*) from participants as h where ${ofPerson('h')} and h.rating is not null)`, {
     notNull: true,
+    ...fromParticipations,
   }),
   CONSENT_SUBMISSIONS: derived('CONSENT_SUBMISSIONS', 'number', 'the number of consent submissions the person made (on signup forms or for studies)', () =>
     sql`(select count(*) from consent_submissions as c where ${ofPerson('c')})`,
@@ -137,11 +166,11 @@ export const historyNames: Record<string, PropertyDefinition> = {
     "the screener state of the person's latest screener (of any study): SCREENER_SENT, SUBMITTED, QUALIFIED or DISQUALIFIED; empty when none was sent",
     () =>
       sql`(select h.screener_state from participants as h where ${ofPerson('h')} and h.screener_state <> 'NOT_SENT' order by coalesce(h.screener_submitted_at, h.screener_sent_at) desc nulls last, h.participant_id desc limit 1)`,
-    { options: enumOptions(['SCREENER_SENT', 'SUBMITTED', 'QUALIFIED', 'DISQUALIFIED']) },
+    { options: enumOptions(['SCREENER_SENT', 'SUBMITTED', 'QUALIFIED', 'DISQUALIFIED']), ...fromParticipations },
   ),
   SCREENER_SUBMITTED_AT: derived('SCREENER_SUBMITTED_AT', 'datetime', 'when the person last answered a screener (of any study)', () =>
     sql`(select max(h.screener_submitted_at) from participants as h where ${ofPerson('h')})`,
-  ),
+  fromParticipations),
   SIGNUP_REFERRAL_CODES: derived('SIGNUP_REFERRAL_CODES', 'membership', "the referral codes of the person's signup submissions (sorts by the number of distinct codes)", (ctx) => sql`(select count(*) from (${referralCodes.ids(ctx)}) as s)`, {
     membership: referralCodes,
     notNull: true,

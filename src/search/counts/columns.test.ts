@@ -226,3 +226,34 @@ describe('codes scanned without value bitsets', () => {
     expect(matching((position) => bits.has(position), 3)).toEqual([1, 2]);
   });
 });
+
+describe('Column: instants', () => {
+  const day = 86_400_000_000; // microseconds
+  const list = (...days: number[]) => JSON.stringify(days.map((at) => String(at * day)));
+
+  it('counts each position’s instants within a window, both ends included', () => {
+    const column = columnOf('instants', [list(1, 5, 10), list(), null, list(10, 11), list(4)]);
+    const counted = (low: number, high: number, range: Parameters<Column['windowCountBitset']>[2]) => {
+      const bits = column.windowCountBitset(low * day, high * day, range, 5);
+      const word = matching((position) => bits.has(position), 5);
+      expect(matching(column.test.windowCount(low * day, high * day, range), 5)).toEqual(word);
+      return word;
+    };
+    expect(counted(5, 10, { low: 1, lowInclusive: true, high: Infinity, highInclusive: true })).toEqual([0, 3]);
+    expect(counted(5, 10, { low: 2, lowInclusive: true, high: 2, highInclusive: true })).toEqual([0]);
+    expect(counted(5, 10, { low: -Infinity, lowInclusive: true, high: 0, highInclusive: true })).toEqual([1, 2, 4]);
+  });
+
+  it('keeps the latest list of a position through replacements and compaction of the pool', () => {
+    const column = columnOf('instants', [list(1), list(2), list(3)]);
+    for (let round = 0; round < 200; round++) column.set(round % 3, list(...Array.from({ length: (round % 5) + 1 }, (_, index) => 100 + index)));
+    column.set(1, list(7, 8));
+    const within = (position: number) => Array.from({ length: 10 }, (_, count) => count).find((count) => column.test.windowCount(0, 1000 * day, { low: count, lowInclusive: true, high: count, highInclusive: true })(position));
+    expect([within(0), within(1), within(2)]).toEqual([(198 % 5) + 1, 2, (197 % 5) + 1]);
+  });
+
+  it('marks the column inexact for an instant a double cannot hold to the microsecond', () => {
+    const column = columnOf('instants', [JSON.stringify(['9007199254740993'])]);
+    expect(column.exact).toBe(false);
+  });
+});

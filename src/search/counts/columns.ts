@@ -23,9 +23,10 @@ export const inRange = (range: Range) => (value: number) =>
  * - number: doubles, exact for stored numbers of at most 15 significant digits (see decodeNumber);
  * - micros: date-times as microseconds since the epoch, exact (PostgreSQL's own precision);
  * - boolean: -1 none, 0 false, 1 true;
- * - multi: one bitset per option of a multi-select, and whether the value is a non-empty array.
+ * - multi: one bitset per option of a multi-select, and whether the value is a non-empty array;
+ * - instants: a list of instants per position (microseconds), counted within a window at search time.
  */
-export type ColumnKind = 'codes' | 'number' | 'micros' | 'boolean' | 'multi';
+export type ColumnKind = 'codes' | 'number' | 'micros' | 'boolean' | 'multi' | 'instants';
 
 /** The column kind a value type is counted with; email (compared lowered) and the rest are not. */
 export function columnKindOf(type: ValueType): ColumnKind | undefined {
@@ -53,6 +54,7 @@ export function readExpression(kind: ColumnKind, value: RawBuilder<unknown>): Ra
     case 'codes':
     case 'number':
     case 'multi':
+    case 'instants':
       return sql`cast(${value} as text)`;
     case 'micros':
       return sql`cast(extract(epoch from ${value}) * 1000000 as text)`;
@@ -86,6 +88,15 @@ export class Column {
    * MAX_VALUE_BITSETS values.
    */
   private valueBits: Map<number, Uint32Array> | undefined = new Map();
+  /**
+   * Instants: position p's list is instantPool[instantStart[p] .. + instantCount[p]]. A changed
+   * list is appended and the old space left behind, until compaction when half the pool is waste.
+   */
+  private instantStart = new Int32Array(0);
+  private instantCount = new Int32Array(0);
+  private instantPool = new Float64Array(0);
+  private instantEnd = 0;
+  private instantWaste = 0;
   private words = 0;
   readonly dictionary = new Map<string, number>();
 
@@ -108,6 +119,12 @@ export class Column {
         return;
       case 'boolean':
         if (this.flags.length < positions) this.flags = enlarge(this.flags, positions, -1);
+        return;
+      case 'instants':
+        if (this.instantCount.length < positions) {
+          this.instantStart = enlarge(this.instantStart, positions, 0);
+          this.instantCount = enlarge(this.instantCount, positions, 0);
+        }
         return;
       case 'multi': {
         const words = wordsFor(positions);
@@ -142,7 +159,62 @@ export class Column {
       }
       case 'multi':
         this.setOptions(position, raw === null ? undefined : (JSON.parse(String(raw)) as unknown));
+        return;
+      case 'instants':
+        this.setInstants(position, raw === null ? [] : (JSON.parse(String(raw)) as string[]));
     }
+  }
+
+  private setInstants(position: number, texts: readonly string[]): void {
+    this.instantWaste += this.instantCount[position]!;
+    if (this.instantEnd + texts.length > this.instantPool.length) this.compactInstants(texts.length);
+    const start = this.instantEnd;
+    texts.forEach((text, index) => (this.instantPool[start + index] = this.decodeMicros(text)));
+    this.instantStart[position] = start;
+    this.instantCount[position] = texts.length;
+    this.instantEnd += texts.length;
+  }
+
+  /** Copies the live lists into a pool with room for `more`, dropping the space of replaced ones. */
+  private compactInstants(more: number): void {
+    const live = this.instantEnd - this.instantWaste;
+    const pool = new Float64Array(Math.max(64, Math.ceil((live + more) * 1.5)));
+    let end = 0;
+    for (let position = 0; position < this.instantCount.length; position++) {
+      const count = this.instantCount[position]!;
+      if (count === 0) continue;
+      pool.set(this.instantPool.subarray(this.instantStart[position]!, this.instantStart[position]! + count), end);
+      this.instantStart[position] = end;
+      end += count;
+    }
+    this.instantPool = pool;
+    this.instantEnd = end;
+    this.instantWaste = 0;
+  }
+
+  /** How many of a position's instants lie within [low, high], both included. */
+  private instantsWithin(position: number, low: number, high: number): number {
+    const start = this.instantStart[position]!;
+    const end = start + this.instantCount[position]!;
+    let count = 0;
+    for (let index = start; index < end; index++) {
+      const instant = this.instantPool[index]!;
+      if (instant >= low && instant <= high) count++;
+    }
+    return count;
+  }
+
+  /** The positions whose number of instants within [low, high] lies in `range`, in one pass. */
+  windowCountBitset(low: number, high: number, range: Range, positions: number): Bitset {
+    const bits = Bitset.empty(positions);
+    const accepts = inRange(range);
+    const held = this.instantCount.length;
+    const zero = accepts(0);
+    for (let position = 0; position < positions; position++) {
+      const matches = position >= held || this.instantCount[position] === 0 ? zero : accepts(this.instantsWithin(position, low, high));
+      if (matches) bits.words[position >>> 5]! |= 1 << (position & 31);
+    }
+    return bits;
   }
 
   private moveValueBit(position: number, before: number, after: number, none: number): void {
@@ -276,6 +348,10 @@ export class Column {
       return !Number.isNaN(value) && accepts(value);
     },
     none: () => (position: number) => Number.isNaN(this.values[position]!),
+    windowCount: (low: number, high: number, range: Range) => {
+      const accepts = inRange(range);
+      return (position: number) => accepts(position < this.instantCount.length ? this.instantsWithin(position, low, high) : 0);
+    },
     flag: (wanted: -1 | 0 | 1) => (position: number) => this.flags[position] === wanted,
     noOptions: () => (position: number) => (this.nonEmpty[position >>> 5]! & (1 << (position & 31))) === 0,
     options: (names: readonly string[], all: boolean) => {

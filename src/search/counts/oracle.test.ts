@@ -84,12 +84,13 @@ function randomLeaf(random: Random, panel: Panel, now: number, withParticipants:
     const start = random.chance(0.5) ? 0 : random.int(value.length);
     return { property, comparison, value: value.slice(start, start + 1 + random.int(4)) };
   };
-  const number = (property: object): Leaf => {
+  const number = (property: object, pool: readonly number[] = ages): Leaf => {
     const comparison = random.pick(['EQUALS', 'NOT_EQUALS', 'GREATER_THAN', 'GREATER_THAN_OR_EQUAL', 'LESS_THAN', 'LESS_THAN_OR_EQUAL', 'BETWEEN', 'IS_EMPTY', 'IS_NOT_EMPTY']);
     if (comparison.startsWith('IS_')) return { property, comparison };
-    if (comparison === 'BETWEEN') return { property, comparison, value: [random.pick(ages), random.pick(ages)] };
-    return { property, comparison, value: random.pick(ages) };
+    if (comparison === 'BETWEEN') return { property, comparison, value: [random.pick(pool), random.pick(pool)] };
+    return { property, comparison, value: random.pick(pool) };
   };
+  const counts = [0, 1, 2, 3];
   const datetime = (property: object): Leaf => {
     const comparison = random.pick(['BEFORE', 'AFTER', 'ON', 'BETWEEN', 'IN_LAST_DAYS', 'NOT_IN_LAST_DAYS', 'IS_EMPTY', 'IS_NOT_EMPTY']);
     if (comparison.startsWith('IS_')) return { property, comparison };
@@ -117,6 +118,12 @@ function randomLeaf(random: Random, panel: Panel, now: number, withParticipants:
     () => text(person('FIRST_NAME'), firstNames),
     () => text(person('NAME'), ['Ana Garcia', 'Ben', 'garcia']),
     () => ({ property: person('EMAIL'), comparison: random.pick(['CONTAINS', 'NOT_CONTAINS', 'STARTS_WITH']), value: random.pick(['garcia', 'smith', 'LEE', '@example']) }),
+    // Read from the person's participations: windowed counts of instants, and values of the rows alone.
+    () => number(person(random.pick(['TOTAL_NUMBER_OF_INTERVIEWS_COMPLETED', 'TOTAL_NUMBER_OF_INTERVIEWS_COMPLETED_L30', 'TOTAL_NUMBER_OF_INTERVIEWS_COMPLETED_L90', 'TOTAL_NUMBER_OF_INTERVIEWS_COMPLETED_L365'])), counts),
+    () => number(person(random.pick(['INVITED_TO_STUDY', 'INVITED_TO_STUDY_L30', 'TOTAL_NUMBER_OF_SURVEYS_COMPLETED_L90', 'TOTAL_NUMBER_OF_NO_SHOW_INTERVIEWS', 'TOTAL_RATINGS'])), counts),
+    () => number(person(random.pick(['SHOW_RATE', 'PARTICIPANT_RATING'])), [0, 0.5, 1, 2.5, 4, 5]),
+    () => datetime(person(random.pick(['LAST_INTERVIEW_DATE', 'SCREENER_SUBMITTED_AT']))),
+    () => choice(person('SCREENER_STATUS'), ['SCREENER_SENT', 'SUBMITTED', 'QUALIFIED', 'DISQUALIFIED'], false),
     () => choice(person('POPULATION_MEMBERSHIP'), sets.populations, true),
     () => choice(person('PANEL_MEMBERSHIP'), sets.populations, true),
     () => choice(person('STUDY_MEMBERSHIP'), sets.studies, true),
@@ -215,11 +222,14 @@ describe('search totals from the counts held in process', () => {
     for (const row of rows.filter(() => random.chance(0.3))) {
       const status = random.pick(participantStatuses);
       const interview = random.chance(0.5) ? new Date(now + (random.int(60) - 30) * DAY).toISOString() : null;
+      const past = (chance: number) => (random.chance(chance) ? new Date(now - random.int(400) * DAY - random.int(DAY)).toISOString() : null);
       await sql`
         update participants set status = ${status}, status_before_hidden = ${status === 'HIDDEN' ? 'INVITED' : null}, approval_status = ${random.pick(['PENDING_REVIEW', 'APPROVED', 'REJECTED'])},
           screener_state = ${random.pick(['NOT_SENT', 'SCREENER_SENT', 'SUBMITTED', 'QUALIFIED', 'DISQUALIFIED'])},
           interview_start_time = ${interview}, note = ${random.chance(0.3) ? random.pick(['call back', 'no show twice', null]) : null},
-          consent_submitted_at = ${random.chance(0.3) ? new Date(now).toISOString() : null}
+          consent_submitted_at = ${random.chance(0.3) ? new Date(now).toISOString() : null},
+          completed_at = ${past(0.5)}, invited_at = ${past(0.6)}, screener_submitted_at = ${past(0.3)},
+          no_show_count = ${random.pick([0, 0, 1, 2])}, rating = ${random.chance(0.3) ? random.pick([1, 3, 4, 5]) : null}
         where workspace_id = ${tenant.workspaceId} and participant_id = ${row.participant_id}
       `.execute(service.deps.db);
     }

@@ -86,6 +86,7 @@ function definitionOf(filter: Filter, options: PlanOptions): { definition: Prope
 
 function planFilter(filter: Filter, options: PlanOptions): CountPlan | undefined {
   const found = definitionOf(filter, options);
+  if (found?.definition.countedWithin) return planWindowCount(found.definition.countedWithin, filter, options.context);
   if (!found?.definition.countedFrom) return undefined;
   const { definition, key } = found;
   const source = definition.countedFrom!;
@@ -111,6 +112,28 @@ function planFilter(filter: Filter, options: PlanOptions): CountPlan | undefined
 }
 
 type Tests = { test: (column: Column) => (position: number) => boolean; bits?: WordWide };
+
+/**
+ * A windowed count (never null) compared as a number: the person's instants within the last
+ * `days` days up to now, both ends included, as compile.ts's window reads them. The instants are
+ * held once per count (`key`), for every window of it.
+ */
+function planWindowCount(within: NonNullable<PropertyDefinition['countedWithin']>, filter: Filter, context: CompileContext): CountPlan {
+  const column: ColumnSpec = { source: 'person', key: `instants:${within.key}`, kind: 'instants', value: within.instants(context) };
+  const low = micros(new Date(context.now.getTime() - within.days * DAY_MS));
+  const high = micros(context.now);
+  const complement = complements[filter.comparison];
+  const comparison = complement ?? filter.comparison;
+  // A count is never empty: IS_EMPTY matches nobody (an empty OR), IS_NOT_EMPTY everybody.
+  const positive: CountPlan =
+    comparison === 'IS_EMPTY'
+      ? { kind: 'or', items: [] }
+      : (() => {
+          const range = numberRange(comparison, filter.value);
+          return { kind: 'column', column, test: (held) => held.test.windowCount(low, high, range), bits: (held, positions) => held.windowCountBitset(low, high, range, positions) };
+        })();
+  return complement ? { kind: 'not', item: positive } : positive;
+}
 
 /** A membership's ids (populations, studies) as a JSON array, held like a multi-select's options. */
 const membershipIds = (definition: PropertyDefinition, context: CompileContext) =>
