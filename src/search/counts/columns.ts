@@ -204,16 +204,38 @@ export class Column {
     return count;
   }
 
-  /** The positions whose number of instants within [low, high] lies in `range`, in one pass. */
+  /**
+   * The positions whose number of instants within [low, high] lies in `range`, in one tight pass
+   * (a count is a whole number: the range becomes whole bounds).
+   */
   windowCountBitset(low: number, high: number, range: Range, positions: number): Bitset {
     const bits = Bitset.empty(positions);
-    const accepts = inRange(range);
-    const held = this.instantCount.length;
-    const zero = accepts(0);
-    for (let position = 0; position < positions; position++) {
-      const matches = position >= held || this.instantCount[position] === 0 ? zero : accepts(this.instantsWithin(position, low, high));
-      if (matches) bits.words[position >>> 5]! |= 1 << (position & 31);
+    const words = bits.words;
+    const fewest = range.lowInclusive ? Math.ceil(range.low) : Math.floor(range.low) + 1;
+    const most = range.highInclusive ? Math.floor(range.high) : Math.ceil(range.high) - 1;
+    const zero = fewest <= 0 && 0 <= most;
+    const counts = this.instantCount;
+    const starts = this.instantStart;
+    const pool = this.instantPool;
+    const held = Math.min(positions, counts.length);
+    for (let position = 0; position < held; position++) {
+      const count = counts[position]!;
+      // Whatever share of the list lies in the window, the count is between 0 and the list's length.
+      let matches = zero;
+      if (count < fewest) matches = false;
+      else if (fewest <= 0 && count <= most) matches = true;
+      else if (count !== 0) {
+        const start = starts[position]!;
+        let within = 0;
+        for (let index = start; index < start + count; index++) {
+          const instant = pool[index]!;
+          if (instant >= low && instant <= high) within++;
+        }
+        matches = within >= fewest && within <= most;
+      }
+      if (matches) words[position >>> 5]! |= 1 << (position & 31);
     }
+    if (zero) for (let position = held; position < positions; position++) words[position >>> 5]! |= 1 << (position & 31);
     return bits;
   }
 
