@@ -7,7 +7,7 @@ import { type CompileContext, loadCustomProperties } from './catalogue.js';
 import { compileRootFilter, type CompiledSearch, type GroupAvailability, namedPropertyIds, type SortKey } from './compile.js';
 import type { PropertyGroup } from './names.js';
 import type { RootFilter } from './schemas.js';
-import { loadSegmentConditions, segmentsNamed } from './segments.js';
+import { loadSegmentConditions, segmentsNamed } from '../families/segments/search-membership.js';
 import { type CountedBy, type CountPlan, planCount, type SearchCounts } from './counts/index.js';
 
 /** Who searches, and when: the parts of a call the search needs. */

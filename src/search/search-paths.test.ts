@@ -5,7 +5,7 @@ import type { DB } from '../db/schema.js';
 import { insertPeople, search, type SearchResult } from '../families/people/search-fixtures.js';
 import { call, createTenant, type Tenant, type TestService } from '../../test/harness.js';
 import { startPrivateTestService } from '../../test/private-database.js';
-import { createStudy, expectedOrder, insertParticipants, setLastContact } from './history-fixtures.js';
+import { createStudy, expectedOrder, insertParticipants, setLastContact } from '../families/participants/search-fixtures.js';
 import { statisticsName, sweepPropertyStatistics } from './property-statistics.js';
 import { canonicalJson, compileSearch, type SearchCall } from './run.js';
 import type { RootFilter } from './schemas.js';

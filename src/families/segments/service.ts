@@ -6,7 +6,7 @@ import { MASKED_TEXT } from '../../http/masking.js';
 import { computableName, loadCustomProperties, type PropertyDefinition } from '../../search/catalogue.js';
 import { compileRootFilter, isGroup, namedPropertyIds } from '../../search/compile.js';
 import type { Filter, FilterGroup, RootFilter } from '../../search/schemas.js';
-import { segmentGroups, segmentMembershipPath } from '../../search/segments.js';
+import { segmentGroups, segmentMembershipPath } from './search-membership.js';
 import { checkMemberships } from '../../search/run.js';
 import { byPersonId } from '../../search/targets.js';
 import * as queries from './queries.js';

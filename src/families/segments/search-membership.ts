@@ -1,10 +1,43 @@
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
-import { ApiError } from '../http/errors.js';
-import { type CompileContext, loadCustomProperties, SEGMENT_MEMBERSHIP } from './catalogue.js';
-import { compileRootFilter, type GroupAvailability, isGroup, namedPropertyIds } from './compile.js';
-import type { SearchCall } from './run.js';
-import type { Filter, FilterGroup, RootFilter } from './schemas.js';
-import { byPersonId } from './targets.js';
+import { ApiError } from '../../http/errors.js';
+import { type CompileContext, loadCustomProperties, type Membership } from '../../search/catalogue.js';
+import { compileRootFilter, type GroupAvailability, isGroup, namedPropertyIds } from '../../search/compile.js';
+import type { SearchCall } from '../../search/run.js';
+import type { Filter, FilterGroup, RootFilter } from '../../search/schemas.js';
+import { named } from '../../search/sql.js';
+import { byPersonId } from '../../search/targets.js';
+
+export const SEGMENT_MEMBERSHIP = 'SEGMENT_MEMBERSHIP';
+
+/**
+ * The segments whose saved filter the person matches, evaluated in the same query: a segment's
+ * members are whoever matches it now (loadSegmentConditions below compiles them into the context).
+ */
+const segmentMembership: Membership = {
+  ids: (ctx) => {
+    const segments = [...(ctx.segments ?? new Map<string, RawBuilder<SqlBool>>())];
+    if (segments.length === 0) return sql`select cast(null as text) where false`;
+    const rows = sql.join(segments.map(([segmentId, condition]) => sql`(cast(${segmentId} as text), ${condition})`));
+    return sql`select s.segment_id from (values ${rows}) as s(segment_id, matches) where s.matches`;
+  },
+  check: {
+    resource: 'Segment',
+    async existing(db, workspaceId, ids) {
+      if (ids.length === 0) return new Set();
+      const rows = await db.selectFrom('segments').where('workspace_id', '=', workspaceId).where('segment_id', 'in', ids).select('segment_id').execute();
+      return new Set(rows.map((row) => row.segment_id));
+    },
+  },
+};
+
+/** PERSON.SEGMENT_MEMBERSHIP, one of the people's names (src/families/people/search-names.ts), defined beside the segments it reads. */
+export const segmentMembershipName = named('PERSON')(
+  SEGMENT_MEMBERSHIP,
+  'membership',
+  "the segments (saved people filters, /segments) whose filter the person matches now (segment ids; sorts by their number)",
+  (ctx) => sql`(select count(*) from (${segmentMembership.ids(ctx)}) as s)`,
+  { membership: segmentMembership, notNull: true },
+);
 
 /** A segment filters people: the names it may use. */
 export const segmentGroups: GroupAvailability = {
