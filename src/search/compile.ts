@@ -40,6 +40,12 @@ export interface CompiledSearch {
 /** Per group: true when this search can read its names, or the sentence that refuses them. */
 export type GroupAvailability = Record<PropertyGroup, true | string>;
 
+/** A search that reads the names of every group. */
+export const everyGroup: GroupAvailability = { PERSON: true, PARTICIPANT: true, INCENTIVE: true };
+
+/** The order of a search without a sort: its rows' text id, ascending (never null). */
+export const ascendingId = (key: RawBuilder<unknown>): SortKey => ({ key, sqlType: 'text', direction: 'ASC', notNull: true });
+
 export interface CompileOptions {
   context: CompileContext;
   canReadPersonalData: boolean;

@@ -46,6 +46,9 @@ export interface SearchTarget {
   countedOver?: { studyId?: string };
 }
 
+/** A join the query makes only when it reads the names of `group`. */
+export const joinIfRead = (groups: ReadonlySet<PropertyGroup>, group: PropertyGroup, join: RawBuilder<unknown>) => (groups.has(group) ? join : sql``);
+
 export interface SearchPage<Row> {
   rows: Row[];
   total: number;

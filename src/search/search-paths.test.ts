@@ -9,7 +9,8 @@ import { createStudy, expectedOrder, insertParticipants, setLastContact } from '
 import { statisticsName, sweepPropertyStatistics } from './property-statistics.js';
 import { canonicalJson, compileSearch, type SearchCall } from './run.js';
 import type { RootFilter } from './schemas.js';
-import { byParticipantId, byPersonId, participantsTarget, peopleTarget } from './targets.js';
+import { byParticipantId, participantsTarget } from '../families/participants/search-target.js';
+import { byPersonId, peopleTarget } from '../families/people/search-target.js';
 
 /**
  * The access paths of migration 20261124002000_search_paths, and the engine's side of them: the

@@ -4,7 +4,7 @@ import type { CursorCodec } from '../../http/cursor.js';
 import { notFound } from '../../http/errors.js';
 import { runSearch, type PageRequest } from '../../search/run.js';
 import type { RootFilter } from '../../search/schemas.js';
-import { byIncentiveId, incentivesTarget } from '../../search/targets.js';
+import { byIncentiveId, incentivesTarget } from './search-target.js';
 import { studyExists } from '../participants/queries.js';
 import { incentiveColumns, type PresentableIncentiveRow } from './queries.js';
 import { presentIncentive } from './service.js';

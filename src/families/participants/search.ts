@@ -4,7 +4,7 @@ import type { CursorCodec } from '../../http/cursor.js';
 import { notFound } from '../../http/errors.js';
 import { runSearch, type PageRequest } from '../../search/run.js';
 import type { RootFilter } from '../../search/schemas.js';
-import { byParticipantId, participantsTarget } from '../../search/targets.js';
+import { byParticipantId, participantsTarget } from './search-target.js';
 import * as queries from './queries.js';
 import { type Participant, type PresentableParticipant, presentedColumns, presentParticipant } from './service.js';
 

@@ -5,7 +5,7 @@ import { principalOf } from '../../http/auth.js';
 import { maskingNote } from '../../http/masking.js';
 import { errorResponse } from '../../http/schemas.js';
 import { computableNames } from '../../search/catalogue.js';
-import { searchPeople } from '../../search/people.js';
+import { searchPeople } from './search.js';
 import { serverTiming } from '../../search/run.js';
 import { exampleRootFilter, MAX_FILTERS, MAX_GROUP_LEVEL, RootFilter, SearchPageInfo } from '../../search/schemas.js';
 import { PersonList } from './schemas.js';

@@ -5,7 +5,7 @@ import { compileRootFilter, type GroupAvailability, isGroup, namedPropertyIds } 
 import type { SearchCall } from '../../search/run.js';
 import type { Filter, FilterGroup, RootFilter } from '../../search/schemas.js';
 import { named } from '../../search/sql.js';
-import { byPersonId } from '../../search/targets.js';
+import { byPersonId } from '../people/search-target.js';
 
 export const SEGMENT_MEMBERSHIP = 'SEGMENT_MEMBERSHIP';
 

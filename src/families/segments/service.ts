@@ -8,7 +8,7 @@ import { compileRootFilter, isGroup, namedPropertyIds } from '../../search/compi
 import type { Filter, FilterGroup, RootFilter } from '../../search/schemas.js';
 import { segmentGroups, segmentMembershipPath } from './search-membership.js';
 import { checkMemberships } from '../../search/run.js';
-import { byPersonId } from '../../search/targets.js';
+import { byPersonId } from '../people/search-target.js';
 import * as queries from './queries.js';
 import type { CreateSegmentBody, UpdateSegmentBody } from './schemas.js';
 

@@ -3,7 +3,7 @@ import type { CursorCodec } from '../../http/cursor.js';
 import { notFound } from '../../http/errors.js';
 import { runSearch, type PageRequest } from '../../search/run.js';
 import type { RootFilter } from '../../search/schemas.js';
-import { bySubmissionId, submissionsTarget } from '../../search/targets.js';
+import { bySubmissionId, submissionsTarget } from './search-target.js';
 import { studyExists } from '../participants/queries.js';
 import * as queries from './queries.js';
 import { presentSubmissions } from './service.js';

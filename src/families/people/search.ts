@@ -1,8 +1,8 @@
 import type { Selectable } from 'kysely';
-import type { PeopleTable } from '../db/schema.js';
-import { runSearch, type PageRequest, type SearchCall, type SearchPage } from './run.js';
-import type { RootFilter } from './schemas.js';
-import { byPersonId, peopleTarget } from './targets.js';
+import type { PeopleTable } from '../../db/schema.js';
+import { runSearch, type PageRequest, type SearchCall, type SearchPage } from '../../search/run.js';
+import type { RootFilter } from '../../search/schemas.js';
+import { byPersonId, peopleTarget } from './search-target.js';
 
 export type PeopleSearchPage = SearchPage<Selectable<PeopleTable>>;
 
