@@ -1,9 +1,7 @@
 import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { DB, PropertyType } from '../db/schema.js';
-import { incentiveNames } from '../families/incentives/search-names.js';
-import { personNames } from '../families/people/search-names.js';
 import { type PropertyGroup, referenceNames } from './names.js';
-import { participantNames } from '../families/participants/search-names.js';
+import type { RootFilter } from './schemas.js';
 
 /** How a property's values compare; each type admits its own comparisons (compile.ts). */
 export type ValueType = 'text' | 'email' | 'number' | 'datetime' | 'boolean' | 'enum' | 'select' | 'multiselect' | 'membership' | 'location';
@@ -12,7 +10,7 @@ export type ValueType = 'text' | 'email' | 'number' | 'datetime' | 'boolean' | '
 export interface CompileContext {
   workspaceId: string;
   now: Date;
-  /** The workspace's segments as conditions over `people as p`, loaded only when a query names SEGMENT_MEMBERSHIP. */
+  /** The workspace's segments as conditions over `people as p`, loaded (Catalogue.loadContext) only when a query names SEGMENT_MEMBERSHIP. */
   segments?: ReadonlyMap<string, RawBuilder<SqlBool>>;
 }
 
@@ -61,16 +59,33 @@ export interface PropertyDefinition {
   countedFrom?: 'person' | 'participant';
 }
 
-/** The names each group can compute, in every search; every other reference name is refused as not yet computable. */
-export const computableNames: Record<PropertyGroup, Record<string, PropertyDefinition>> = {
-  PERSON: personNames,
-  PARTICIPANT: participantNames,
-  INCENTIVE: incentiveNames,
-};
+/**
+ * The names each group can compute, in every search; every other reference name is refused as not
+ * yet computable. The engine knows no family, so it is given them: each family defines its names
+ * beside its code, src/families/search-catalogue.ts joins them into one Catalogue, and each search
+ * receives it with its call (SearchCall.catalogue, then CompileOptions and PlanOptions). What a
+ * name needs loaded first (the segments a filter names) comes the same way, as loadContext.
+ */
+export interface Catalogue {
+  names: Record<PropertyGroup, Record<string, PropertyDefinition>>;
+  /**
+   * What the filter's names read from the context beyond the workspace and now, loaded before it
+   * compiles: the conditions of the segments a SEGMENT_MEMBERSHIP filter names.
+   */
+  loadContext?(call: ContextCall, context: CompileContext, filter: RootFilter | undefined): Promise<Partial<CompileContext>>;
+}
+
+/** What loading a search's context may read: the store, the caller's rights, and the catalogue to compile with. */
+export interface ContextCall {
+  db: Kysely<DB>;
+  workspaceId: string;
+  canReadPersonalData: boolean;
+  catalogue: Catalogue;
+}
 
 /** A catalogue name's definition: own names only, so "constructor" or "toString" are unknown names, not Object's. */
-export function computableName(group: PropertyGroup, name: string): PropertyDefinition | undefined {
-  return Object.hasOwn(computableNames[group], name) ? computableNames[group][name] : undefined;
+export function computableName(catalogue: Catalogue, group: PropertyGroup, name: string): PropertyDefinition | undefined {
+  return Object.hasOwn(catalogue.names[group], name) ? catalogue.names[group][name] : undefined;
 }
 
 export const isReferenceName = (group: PropertyGroup, name: string) => referenceNames[group].includes(name);

@@ -9,6 +9,7 @@ import { createStudy, expectedOrder, insertParticipants, setLastContact } from '
 import { statisticsName, sweepPropertyStatistics } from './property-statistics.js';
 import { canonicalJson, compileSearch, type SearchCall } from './run.js';
 import type { RootFilter } from './schemas.js';
+import { catalogue } from '../families/search-catalogue.js';
 import { byParticipantId, participantsTarget } from '../families/participants/search-target.js';
 import { byPersonId, peopleTarget } from '../families/people/search-target.js';
 
@@ -60,7 +61,7 @@ afterAll(async () => {
   await service?.stop();
 });
 
-const searchCall = (): SearchCall => ({ db: service.deps.db, cursors: service.deps.cursors, workspaceId: tenant.workspaceId, now: new Date(), canReadPersonalData: true });
+const searchCall = (): SearchCall => ({ db: service.deps.db, cursors: service.deps.cursors, workspaceId: tenant.workspaceId, now: new Date(), canReadPersonalData: true, catalogue });
 
 /** The plan of a statement, with every path but an index walked in order priced out. */
 async function planOf(statement: RawBuilder<unknown>): Promise<string> {
