@@ -1,23 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
-import type { ServiceDeps } from '../../context.js';
-import { principalOf } from '../../http/auth.js';
+import { requestContext, type ServiceDeps } from '../../context.js';
 import { maskingNote } from '../../http/masking.js';
 import { errorResponse } from '../../http/schemas.js';
 import { catalogue } from '../search-catalogue.js';
 import { searchPeople } from './search.js';
 import { serverTiming } from '../../search/run.js';
-import { exampleRootFilter, MAX_FILTERS, MAX_GROUP_LEVEL, rootFilterRef, SearchPageInfo } from '../../search/schemas.js';
+import { MAX_FILTERS, MAX_GROUP_LEVEL, searchBody } from '../../search/schemas.js';
 import { PersonList } from './schemas.js';
-import { presentPeople } from './service.js';
 
-export const SearchPeopleBody = Type.Object(
-  {
-    filter: Type.Optional(rootFilterRef()),
-    pageInfo: Type.Optional(SearchPageInfo),
-  },
-  { additionalProperties: false, examples: [{ filter: exampleRootFilter, pageInfo: { size: 25 } }] },
-);
+export const SearchPeopleBody = searchBody({}, {});
 
 const description = [
   'People of the panel matching `filter` (all of them without one), one keyset page at a time, with `total` the exact number of matches. Deleted people never appear.',
@@ -59,19 +50,10 @@ export const peopleSearchRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }
     },
     async (request, reply) => {
       const startedAt = performance.now();
-      const principal = principalOf(request);
       const { filter, pageInfo } = request.body;
-      const page = await searchPeople(
-        { db: deps.db, cursors: deps.cursors, workspaceId: principal.workspaceId, now: deps.clock.now(), canReadPersonalData: principal.canReadPersonalData, counts: deps.counts, catalogue },
-        filter,
-        { startCursor: pageInfo?.startCursor, size: pageInfo?.size ?? 25 },
-      );
-      void reply.header('server-timing', serverTiming(page.countedBy, startedAt));
-      return {
-        results: await presentPeople(deps.db, principal.workspaceId, page.rows, principal.canReadPersonalData),
-        total: page.total,
-        pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: false, startCursor: page.startCursor, endCursor: page.endCursor },
-      };
+      const found = await searchPeople(requestContext(deps, request), deps.cursors, filter, { startCursor: pageInfo?.startCursor, size: pageInfo?.size ?? 25 });
+      void reply.header('server-timing', serverTiming(found.countedBy, startedAt));
+      return found;
     },
   );
 };
