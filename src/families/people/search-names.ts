@@ -26,8 +26,9 @@ const populationMembershipName = (label: string, meaning: string) =>
 
 /**
  * The PERSON names, each defined once: those the people row and its memberships determine here,
- * segment membership (src/families/segments/search-membership.ts), and those derived from participation history, contacts, incentives and signups
- * (src/families/participants/search-history-names.ts). NAME is first and last name joined, as the Person response gives it.
+ * SEGMENT_MEMBERSHIP (../segments/search-membership.ts), and those derived from participation
+ * history, contacts, incentives and signups (../participants/search-history-names.ts).
+ * NAME is first and last name joined, as the Person response gives it.
  */
 export const personNames: Record<string, PropertyDefinition> = {
   PERSON_ID: core('PERSON_ID', 'text', "the person's id", column('person_id'), { ...ownRow, notNull: true }),
