@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Membership, PropertyDefinition } from '../../search/catalogue.js';
 import { enumOptions, named } from '../../search/sql.js';
 import { historyNames } from '../participants/search-history-names.js';
-import { segmentMembershipName } from '../segments/search-membership.js';
+import { SEGMENT_MEMBERSHIP, segmentMembership } from '../segments/search-membership.js';
 
 const column = (name: string) => () => sql.ref(`p.${name}`);
 const ownRow = { countedFrom: 'person' } as const;
@@ -25,9 +25,9 @@ const populationMembershipName = (label: string, meaning: string) =>
   core(label, 'membership', meaning, (ctx) => sql`(select count(*) from (${populationMembership.ids(ctx)}) as s)`, { membership: populationMembership, notNull: true });
 
 /**
- * The PERSON names, each defined once: those the people row and its memberships determine here,
- * SEGMENT_MEMBERSHIP (../segments/search-membership.ts), and those derived from participation
- * history, contacts, incentives and signups (../participants/search-history-names.ts).
+ * The PERSON names, each defined once: those the people row and its memberships determine here
+ * (the segments matched are compiled by ../segments/search-membership.ts), and those derived from
+ * participation history, contacts, incentives and signups (../participants/search-history-names.ts).
  * NAME is first and last name joined, as the Person response gives it.
  */
 export const personNames: Record<string, PropertyDefinition> = {
@@ -46,7 +46,13 @@ export const personNames: Record<string, PropertyDefinition> = {
   CONTACT_STATUS_UPDATE_DATE: core('CONTACT_STATUS_UPDATE_DATE', 'datetime', 'when the contact status last changed', column('contact_status_updated_at'), ownRow),
   LAST_CHANGED_AT: core('LAST_CHANGED_AT', 'datetime', 'when the person was last changed', column('updated_at'), { ...ownRow, notNull: true }),
   POPULATION_MEMBERSHIP: populationMembershipName('POPULATION_MEMBERSHIP', 'the populations the person belongs to (population ids; sorts by their number)'),
-  SEGMENT_MEMBERSHIP: segmentMembershipName,
+  SEGMENT_MEMBERSHIP: core(
+    SEGMENT_MEMBERSHIP,
+    'membership',
+    "the segments (saved people filters, /segments) whose filter the person matches now (segment ids; sorts by their number)",
+    (ctx) => sql`(select count(*) from (${segmentMembership.ids(ctx)}) as s)`,
+    { membership: segmentMembership, notNull: true },
+  ),
   PANEL_MEMBERSHIP: populationMembershipName('PANEL_MEMBERSHIP', 'the panels the person belongs to: a panel is a population, so this is POPULATION_MEMBERSHIP under another name'),
   ...historyNames,
 };

@@ -3,7 +3,6 @@ import { ApiError } from '../../http/errors.js';
 import { type Catalogue, type CompileContext, type ContextCall, loadCustomProperties, type Membership } from '../../search/catalogue.js';
 import { compileRootFilter, type GroupAvailability, isGroup, namedPropertyIds } from '../../search/compile.js';
 import type { Filter, FilterGroup, RootFilter } from '../../search/schemas.js';
-import { named } from '../../search/sql.js';
 import { byPersonId } from '../people/search-target.js';
 
 export const SEGMENT_MEMBERSHIP = 'SEGMENT_MEMBERSHIP';
@@ -11,8 +10,9 @@ export const SEGMENT_MEMBERSHIP = 'SEGMENT_MEMBERSHIP';
 /**
  * The segments whose saved filter the person matches, evaluated in the same query: a segment's
  * members are whoever matches it now (loadSegmentConditions below compiles them into the context).
+ * PERSON.SEGMENT_MEMBERSHIP (../people/search-names.ts) reads it.
  */
-const segmentMembership: Membership = {
+export const segmentMembership: Membership = {
   ids: (ctx) => {
     const segments = [...(ctx.segments ?? new Map<string, RawBuilder<SqlBool>>())];
     if (segments.length === 0) return sql`select cast(null as text) where false`;
@@ -28,15 +28,6 @@ const segmentMembership: Membership = {
     },
   },
 };
-
-/** PERSON.SEGMENT_MEMBERSHIP, one of the people's names (src/families/people/search-names.ts), defined beside the segments it reads. */
-export const segmentMembershipName = named('PERSON')(
-  SEGMENT_MEMBERSHIP,
-  'membership',
-  "the segments (saved people filters, /segments) whose filter the person matches now (segment ids; sorts by their number)",
-  (ctx) => sql`(select count(*) from (${segmentMembership.ids(ctx)}) as s)`,
-  { membership: segmentMembership, notNull: true },
-);
 
 /** A segment filters people: the names it may use. */
 export const segmentGroups: GroupAvailability = {
