@@ -14,4 +14,12 @@ export default tseslint.config(
     },
   },
   { files: ['eslint.config.js', 'vitest.config.ts'], rules: { 'no-restricted-syntax': 'off' } },
+  {
+    // The engine knows no family: what it needs of them (their names, the segments a filter names) it is given.
+    files: ['src/search/**/*.ts'],
+    ignores: ['src/search/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)families(/|$)', message: 'src/search/ is the engine and imports no family: pass what it needs in (see Catalogue in src/search/catalogue.ts).' }] }],
+    },
+  },
 );

@@ -8,7 +8,9 @@ import { migrations } from '../src/db/migrations/index.js';
 import type { DB } from '../src/db/schema.js';
 import { CursorCodec, loadCursorSecret } from '../src/http/cursor.js';
 import { compileSearch, runSearch, type SearchCall } from '../src/search/run.js';
-import { byParticipantId, byPersonId, participantsTarget, peopleTarget } from '../src/search/targets.js';
+import { catalogue } from '../src/families/search-catalogue.js';
+import { byParticipantId, participantsTarget } from '../src/families/participants/search-target.js';
+import { byPersonId, peopleTarget } from '../src/families/people/search-target.js';
 import { fingerprintOf, type SearchSeed, seedInfo, seedSearchBench } from './search-seed.js';
 import type { CapturedStatement } from './search-server.js';
 import { namesParticipant, type SearchShape, searchShapes } from './search-shapes.js';
@@ -270,7 +272,7 @@ async function captureCells(port: number, seed: SearchSeed, target: Target, shap
  * for E1's target, sent together (as runSearch sends them). The service columns stay empty.
  */
 async function compileCells(db: Kysely<DB>, seed: SearchSeed, target: Target, shapes: SearchShape[]): Promise<Cell[]> {
-  const call: SearchCall = { db, cursors: new CursorCodec(await loadCursorSecret(db)), workspaceId: seed.workspaceId, now: new Date(), canReadPersonalData: true };
+  const call: SearchCall = { db, cursors: new CursorCodec(await loadCursorSecret(db)), workspaceId: seed.workspaceId, now: new Date(), canReadPersonalData: true, catalogue };
   const searched = target.key === 'e1' ? participantsTarget(seed.workspaceId, seed.studyId) : peopleTarget(seed.workspaceId);
   const defaultSort = target.key === 'e1' ? byParticipantId : byPersonId;
   const statementsOf = async (shape: SearchShape, page: SearchBody['pageInfo']) => {

@@ -33,7 +33,7 @@ import { peopleSearchRoutes } from './families/people/search-routes.js';
 import { participantsSearchRoutes } from './families/participants/search-routes.js';
 import { participantsRoutes } from './families/participants/routes.js';
 import { participantSchemas } from './families/participants/schemas.js';
-import { searchSchemas } from './search/schemas.js';
+import { searchSchemas } from './families/search-catalogue.js';
 import { segmentsRoutes } from './families/segments/routes.js';
 import { segmentSchemas } from './families/segments/schemas.js';
 import { userSchemas } from './families/users/schemas.js';

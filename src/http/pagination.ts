@@ -10,8 +10,8 @@ export interface Page<T> {
 /**
  * The scope a list's cursors are signed with: the workspace and the query (route, filters,
  * sort). Every cursor is bound to its workspace, so one workspace's cursor is a 400 in another,
- * even for the same query. Build every list's scope with it (searches bind theirs in
- * src/search/targets.ts the same way).
+ * even for the same query. Build every list's scope with it (searches bind theirs in each
+ * family's search-target.ts the same way).
  */
 export function cursorScope(workspaceId: string, query: string): CursorScope {
   // Workspace ids hold no ":", so the two parts never run together ambiguously.

@@ -1,10 +1,7 @@
 import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { DB, PropertyType } from '../db/schema.js';
-import { historyNames } from './history-names.js';
-import { incentiveNames } from './incentive-names.js';
 import { type PropertyGroup, referenceNames } from './names.js';
-import { participantNames } from './participant-names.js';
-import { enumOptions, named } from './sql.js';
+import type { RootFilter } from './schemas.js';
 
 /** How a property's values compare; each type admits its own comparisons (compile.ts). */
 export type ValueType = 'text' | 'email' | 'number' | 'datetime' | 'boolean' | 'enum' | 'select' | 'multiselect' | 'membership' | 'location';
@@ -13,7 +10,7 @@ export type ValueType = 'text' | 'email' | 'number' | 'datetime' | 'boolean' | '
 export interface CompileContext {
   workspaceId: string;
   now: Date;
-  /** The workspace's segments as conditions over `people as p`, loaded only when a query names SEGMENT_MEMBERSHIP. */
+  /** The workspace's segments as conditions over `people as p`, loaded (Catalogue.loadContext) only when a query names SEGMENT_MEMBERSHIP. */
   segments?: ReadonlyMap<string, RawBuilder<SqlBool>>;
 }
 
@@ -70,91 +67,33 @@ export interface PropertyDefinition {
   countedWithin?: { key: string; instants: (ctx: CompileContext) => RawBuilder<unknown>; days: number };
 }
 
-const column = (name: string) => () => sql.ref(`p.${name}`);
-const ownRow = { countedFrom: 'person' } as const;
-
-const core = named('PERSON');
-
-const populationMembership: Membership = {
-  ids: () => sql`select m.population_id from population_members as m where m.workspace_id = p.workspace_id and m.person_id = p.person_id`,
-  check: {
-    resource: 'Population',
-    async existing(db, workspaceId, ids) {
-      if (ids.length === 0) return new Set();
-      const rows = await db.selectFrom('populations').where('workspace_id', '=', workspaceId).where('population_id', 'in', ids).select('population_id').execute();
-      return new Set(rows.map((row) => row.population_id));
-    },
-  },
-};
-
 /**
- * The PERSON names, each defined once: those the people row and its memberships determine here,
- * and those derived from participation history, contacts, incentives and signups
- * (history-names.ts). NAME is first and last name joined, as the Person response gives it.
+ * The names each group can compute, in every search; every other reference name is refused as not
+ * yet computable. The engine knows no family, so it is given them: each family defines its names
+ * beside its code, src/families/search-catalogue.ts joins them into one Catalogue, and each search
+ * receives it with its call (SearchCall.catalogue, then CompileOptions and PlanOptions). What a
+ * name needs loaded first (the segments a filter names) comes the same way, as loadContext.
  */
-export const SEGMENT_MEMBERSHIP = 'SEGMENT_MEMBERSHIP';
+export interface Catalogue {
+  names: Record<PropertyGroup, Record<string, PropertyDefinition>>;
+  /**
+   * What the filter's names read from the context beyond the workspace and now, loaded before it
+   * compiles: the conditions of the segments a SEGMENT_MEMBERSHIP filter names.
+   */
+  loadContext?(call: ContextCall, context: CompileContext, filter: RootFilter | undefined): Promise<Partial<CompileContext>>;
+}
 
-/**
- * The segments whose saved filter the person matches, evaluated in the same query: a segment's
- * members are whoever matches it now (src/search/segments.ts compiles them into the context).
- */
-const segmentMembership: Membership = {
-  ids: (ctx) => {
-    const segments = [...(ctx.segments ?? new Map<string, RawBuilder<SqlBool>>())];
-    if (segments.length === 0) return sql`select cast(null as text) where false`;
-    const rows = sql.join(segments.map(([segmentId, condition]) => sql`(cast(${segmentId} as text), ${condition})`));
-    return sql`select s.segment_id from (values ${rows}) as s(segment_id, matches) where s.matches`;
-  },
-  check: {
-    resource: 'Segment',
-    async existing(db, workspaceId, ids) {
-      if (ids.length === 0) return new Set();
-      const rows = await db.selectFrom('segments').where('workspace_id', '=', workspaceId).where('segment_id', 'in', ids).select('segment_id').execute();
-      return new Set(rows.map((row) => row.segment_id));
-    },
-  },
-};
-
-const populationMembershipName = (label: string, meaning: string) =>
-  core(label, 'membership', meaning, (ctx) => sql`(select count(*) from (${populationMembership.ids(ctx)}) as s)`, { membership: populationMembership, notNull: true, countedFrom: 'person' });
-
-const personNames: Record<string, PropertyDefinition> = {
-  PERSON_ID: core('PERSON_ID', 'text', "the person's id", column('person_id'), { ...ownRow, notNull: true }),
-  NAME: core('NAME', 'text', 'first and last name joined by a space, as the Person response gives it', () => sql`nullif(concat_ws(' ', nullif(p.first_name, ''), nullif(p.last_name, '')), '')`, { ...ownRow, personalData: true }),
-  FIRST_NAME: core('FIRST_NAME', 'text', 'the first name', column('first_name'), { ...ownRow, personalData: true }),
-  LAST_NAME: core('LAST_NAME', 'text', 'the last name', column('last_name'), { ...ownRow, personalData: true }),
-  // Only a purged person has no email (people's check), and purged people are deleted: searches read live ones alone.
-  EMAIL: core('EMAIL', 'email', 'the primary email (compared without regard to case)', column('email'), { ...ownRow, personalData: true, notNull: true }),
-  PHONE: core('PHONE', 'text', 'the primary phone', column('phone'), { ...ownRow, personalData: true }),
-  IMPORT_SOURCE: core('IMPORT_SOURCE', 'text', 'how the person came in by import (CSV_IMPORT for a CSV file)', column('import_source'), ownRow),
-  IMPORT_DATE: core('IMPORT_DATE', 'datetime', 'when an import last wrote the person', column('imported_at'), ownRow),
-  IMPORT_UPLOAD_LIST: core('IMPORT_UPLOAD_LIST', 'text', 'the id of the import that last wrote the person', column('last_import_id'), ownRow),
-  OPTED_OUT: core('OPTED_OUT', 'boolean', 'whether the person opted out', column('is_opted_out'), { ...ownRow, notNull: true }),
-  CONTACT_STATUS: core('CONTACT_STATUS', 'enum', 'the contact status', column('contact_status'), { ...ownRow, options: enumOptions(['CONTACTABLE', 'OPTED_OUT', 'UNREACHABLE']), notNull: true }),
-  CONTACT_STATUS_UPDATE_DATE: core('CONTACT_STATUS_UPDATE_DATE', 'datetime', 'when the contact status last changed', column('contact_status_updated_at'), ownRow),
-  LAST_CHANGED_AT: core('LAST_CHANGED_AT', 'datetime', 'when the person was last changed', column('updated_at'), { ...ownRow, notNull: true }),
-  POPULATION_MEMBERSHIP: populationMembershipName('POPULATION_MEMBERSHIP', 'the populations the person belongs to (population ids; sorts by their number)'),
-  SEGMENT_MEMBERSHIP: core(
-    SEGMENT_MEMBERSHIP,
-    'membership',
-    "the segments (saved people filters, /segments) whose filter the person matches now (segment ids; sorts by their number)",
-    (ctx) => sql`(select count(*) from (${segmentMembership.ids(ctx)}) as s)`,
-    { membership: segmentMembership, notNull: true },
-  ),
-  PANEL_MEMBERSHIP: populationMembershipName('PANEL_MEMBERSHIP', 'the panels the person belongs to: a panel is a population, so this is POPULATION_MEMBERSHIP under another name'),
-  ...historyNames,
-};
-
-/** The names each group can compute, in every search; every other reference name is refused as not yet computable. */
-export const computableNames: Record<PropertyGroup, Record<string, PropertyDefinition>> = {
-  PERSON: personNames,
-  PARTICIPANT: participantNames,
-  INCENTIVE: incentiveNames,
-};
+/** What loading a search's context may read: the store, the caller's rights, and the catalogue to compile with. */
+export interface ContextCall {
+  db: Kysely<DB>;
+  workspaceId: string;
+  canReadPersonalData: boolean;
+  catalogue: Catalogue;
+}
 
 /** A catalogue name's definition: own names only, so "constructor" or "toString" are unknown names, not Object's. */
-export function computableName(group: PropertyGroup, name: string): PropertyDefinition | undefined {
-  return Object.hasOwn(computableNames[group], name) ? computableNames[group][name] : undefined;
+export function computableName(catalogue: Catalogue, group: PropertyGroup, name: string): PropertyDefinition | undefined {
+  return Object.hasOwn(catalogue.names[group], name) ? catalogue.names[group][name] : undefined;
 }
 
 export const isReferenceName = (group: PropertyGroup, name: string) => referenceNames[group].includes(name);

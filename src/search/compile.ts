@@ -1,7 +1,7 @@
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import { at, DAY_MS } from './sql.js';
 import { ApiError, badRequest } from '../http/errors.js';
-import { type CompileContext, computableName, isReferenceName, type Membership, type PropertyDefinition, type ValueType } from './catalogue.js';
+import { type Catalogue, type CompileContext, computableName, isReferenceName, type Membership, type PropertyDefinition, type ValueType } from './catalogue.js';
 import type { PropertyGroup } from './names.js';
 import { type Comparison, type Filter, type FilterGroup, MAX_FILTERS, MAX_GROUP_LEVEL, type RootFilter, type Sort } from './schemas.js';
 
@@ -40,7 +40,15 @@ export interface CompiledSearch {
 /** Per group: true when this search can read its names, or the sentence that refuses them. */
 export type GroupAvailability = Record<PropertyGroup, true | string>;
 
+/** A search that reads the names of every group. */
+export const everyGroup: GroupAvailability = { PERSON: true, PARTICIPANT: true, INCENTIVE: true };
+
+/** The order of a search without a sort: its rows' text id, ascending (never null). */
+export const ascendingId = (key: RawBuilder<unknown>): SortKey => ({ key, sqlType: 'text', direction: 'ASC', notNull: true });
+
 export interface CompileOptions {
+  /** The names the filter may use: the families' catalogue, given because the engine imports none. */
+  catalogue: Catalogue;
   context: CompileContext;
   canReadPersonalData: boolean;
   /** Custom properties of the workspace named by the request, by id. */
@@ -65,18 +73,18 @@ const uncomputableReasons: Record<string, string> = {
 };
 
 /** The ids of custom properties a filter or sort may name (propertyId, or a sort's propertyName that is no catalogue name). */
-export function namedPropertyIds(filter: RootFilter | undefined): string[] {
+export function namedPropertyIds(filter: RootFilter | undefined, catalogue: Catalogue): string[] {
   const ids = new Set<string>();
   const visit = (items: (Filter | FilterGroup)[]) => {
     for (const item of items) {
       if (isGroup(item)) visit(item.filters);
       else if ('propertyId' in item.property) ids.add(item.property.propertyId);
-      else if (item.property.propertyGroup === 'PERSON' && !computableName('PERSON', item.property.propertyName)) ids.add(item.property.propertyName);
+      else if (item.property.propertyGroup === 'PERSON' && !computableName(catalogue, 'PERSON', item.property.propertyName)) ids.add(item.property.propertyName);
     }
   };
   if (filter) {
     visit(filter.filters);
-    if (filter.sort?.propertyGroup === 'PERSON' && !computableName('PERSON', filter.sort.propertyName)) ids.add(filter.sort.propertyName);
+    if (filter.sort?.propertyGroup === 'PERSON' && !computableName(catalogue, 'PERSON', filter.sort.propertyName)) ids.add(filter.sort.propertyName);
   }
   return [...ids];
 }
@@ -189,7 +197,7 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
   let filterCount = 0;
 
   const resolve = (group: PropertyGroup, name: string, path: Path, used: Set<PropertyGroup>): PropertyDefinition => {
-    const definition = computableName(group, name) ?? (group === 'PERSON' ? customProperties.get(name) : undefined);
+    const definition = computableName(options.catalogue, group, name) ?? (group === 'PERSON' ? customProperties.get(name) : undefined);
     if (!definition) {
       if (isReferenceName(group, name)) throw badRequest(`${group}.${name} cannot be computed by this service yet${uncomputableReasons[`${group}.${name}`] ?? ''}`, path);
       throw badRequest(`${name} is not a name of the ${group} property group${group === 'PERSON' ? ' nor the id of a custom person property' : ''}`, path);

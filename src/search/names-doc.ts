@@ -1,4 +1,4 @@
-import { computableNames, isReferenceName, type PropertyDefinition, type ValueType } from './catalogue.js';
+import { type Catalogue, isReferenceName, type PropertyDefinition, type ValueType } from './catalogue.js';
 import { referenceNames, type PropertyGroup } from './names.js';
 
 const typeWords: Record<ValueType, string> = {
@@ -30,9 +30,9 @@ function row(name: string, definition: PropertyDefinition): string {
  * OpenAPI document defines them (the RootFilter schema's description). Names the service cannot
  * compute are listed as such.
  */
-export function describePropertyNames(): string {
+export function describePropertyNames(catalogue: Catalogue): string {
   const sections = (Object.keys(referenceNames) as PropertyGroup[]).map((group) => {
-    const computable = computableNames[group];
+    const computable = catalogue.names[group];
     const rows = [...referenceNames[group], ...Object.keys(computable).filter((name) => !isReferenceName(group, name))].map((name) => {
       const definition = computable[name];
       return definition ? row(name, definition) : `| ${name} | — | not computed by this service (it keeps no population lists): refused with a 400 that says so |`;

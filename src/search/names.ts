@@ -1,6 +1,6 @@
 /**
  * The reference's names per property group (its Sort object). Every one of them is accepted by
- * the schema; the catalogue (catalogue.ts) says which the service can compute, and a request
+ * the schema; the catalogue (catalogue.ts, the families' names) says which the service can compute, and a request
  * naming one it cannot is refused with a 400 that says so, never ignored.
  */
 export const propertyGroups = ['PERSON', 'PARTICIPANT', 'INCENTIVE'] as const;

@@ -3,11 +3,10 @@ import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { CursorCodec } from '../http/cursor.js';
 import { badRequest, notFound } from '../http/errors.js';
-import { type CompileContext, loadCustomProperties } from './catalogue.js';
+import { type Catalogue, type CompileContext, loadCustomProperties } from './catalogue.js';
 import { compileRootFilter, type CompiledSearch, type GroupAvailability, namedPropertyIds, type SortKey } from './compile.js';
 import type { PropertyGroup } from './names.js';
 import type { RootFilter } from './schemas.js';
-import { loadSegmentConditions, segmentsNamed } from './segments.js';
 import { type CountedBy, type CountPlan, planCount, type SearchCounts } from './counts/index.js';
 
 /** Who searches, and when: the parts of a call the search needs. */
@@ -17,6 +16,8 @@ export interface SearchCall {
   workspaceId: string;
   now: Date;
   canReadPersonalData: boolean;
+  /** The names the filter may use: the families' catalogue (src/families/search-catalogue.ts), given because the engine imports no family. */
+  catalogue: Catalogue;
   /** The counts held in process; without them (or for a plan they cannot answer) SQL counts. */
   counts?: SearchCounts;
 }
@@ -45,6 +46,9 @@ export interface SearchTarget {
    */
   countedOver?: { studyId?: string };
 }
+
+/** A join the query makes only when it reads the names of `group`. */
+export const joinIfRead = (groups: ReadonlySet<PropertyGroup>, group: PropertyGroup, join: RawBuilder<unknown>) => (groups.has(group) ? join : sql``);
 
 export interface SearchPage<Row> {
   rows: Row[];
@@ -151,11 +155,12 @@ export async function compileSearch(call: SearchCall, target: SearchTarget, filt
   const start = page.startCursor === undefined ? undefined : decodePosition(call.cursors, scope, page.startCursor);
   const now = start?.now ?? call.now;
 
-  const customProperties = await loadCustomProperties(db, workspaceId, namedPropertyIds(filter));
-  const context: CompileContext = { workspaceId, now };
-  const segments = segmentsNamed(filter);
-  if (segments) context.segments = await loadSegmentConditions({ ...call, now }, context, segments);
+  const { catalogue } = call;
+  const customProperties = await loadCustomProperties(db, workspaceId, namedPropertyIds(filter, catalogue));
+  const bare: CompileContext = { workspaceId, now };
+  const context: CompileContext = { ...bare, ...(await catalogue.loadContext?.(call, bare, filter)) };
   const compileOptions = {
+    catalogue,
     context,
     canReadPersonalData: call.canReadPersonalData,
     customProperties,
@@ -167,7 +172,7 @@ export async function compileSearch(call: SearchCall, target: SearchTarget, filt
   await checkMemberships(call, compiled);
   const countPlan =
     call.counts && target.countedOver
-      ? planCount(filter, { context, customProperties, sqlCondition: (leaf) => compileRootFilter({ filters: [leaf] }, compileOptions).where! })
+      ? planCount(filter, { catalogue, context, customProperties, sqlCondition: (leaf) => compileRootFilter({ filters: [leaf] }, compileOptions).where! })
       : undefined;
 
   const { sort } = compiled;

@@ -1,5 +1,4 @@
 import { type Static, type TProperties, Type } from '@sinclair/typebox';
-import { describePropertyNames } from './names-doc.js';
 import { propertyGroups } from './names.js';
 
 /** Every comparison of the filter language (contract §2); which fit a property depends on its type. */
@@ -101,23 +100,33 @@ export const exampleRootFilter = {
   sort: { operator: 'DESC', propertyGroup: 'PERSON', propertyName: 'LAST_CHANGED_AT' },
 };
 
-export const RootFilter = Type.Object(
-  {
-    operator: Type.Optional(operator),
-    filters: Type.Array(FilterOrGroup, { maxItems: MAX_FILTERS, description: `Filters and FilterGroups; at most ${MAX_FILTERS} Filters counted through every level, groups nested at most ${MAX_GROUP_LEVEL} deep.` }),
-    sort: Type.Optional(Type.Ref(Sort)),
-  },
-  {
-    $id: 'RootFilter',
-    title: 'RootFilter',
-    description: describePropertyNames(),
-    additionalProperties: false,
-    examples: [exampleRootFilter],
-  },
-);
-export type RootFilter = Static<typeof RootFilter>;
+/**
+ * The RootFilter schema. Its description lists the names a filter may use, which the families
+ * define: it is given (describePropertyNames over their catalogue) by whoever registers the
+ * schemas, src/families/search-catalogue.ts, since the engine imports no family.
+ */
+const rootFilterSchema = (description: string) =>
+  Type.Object(
+    {
+      operator: Type.Optional(operator),
+      filters: Type.Array(FilterOrGroup, { maxItems: MAX_FILTERS, description: `Filters and FilterGroups; at most ${MAX_FILTERS} Filters counted through every level, groups nested at most ${MAX_GROUP_LEVEL} deep.` }),
+      sort: Type.Optional(Type.Ref(Sort)),
+    },
+    {
+      $id: 'RootFilter',
+      title: 'RootFilter',
+      description,
+      additionalProperties: false,
+      examples: [exampleRootFilter],
+    },
+  );
+export type RootFilter = Static<ReturnType<typeof rootFilterSchema>>;
 
-export const searchSchemas = [PropertyRef, Filter, FilterGroup, Sort, RootFilter];
+/** The filter grammar's schemas, registered with the app once: RootFilter described as `rootFilterDescription` says. */
+export const filterSchemas = (rootFilterDescription: string) => [PropertyRef, Filter, FilterGroup, Sort, rootFilterSchema(rootFilterDescription)];
+
+/** A RootFilter in a body: a reference to the registered schema (filterSchemas). */
+export const rootFilterRef = (options: { description?: string } = {}) => Type.Unsafe<RootFilter>({ ...options, $ref: 'RootFilter' });
 
 /** The pageInfo of a search request: keyset cursors, pages of 1–1000 (default 25). */
 export const SearchPageInfo = Type.Object(
@@ -131,7 +140,7 @@ export const SearchPageInfo = Type.Object(
 /** The body of a search route: an optional filter, the route's own fields, and paging. */
 export function searchBody<Extra extends TProperties>(extra: Extra, example: Record<string, unknown>) {
   return Type.Object(
-    { filter: Type.Optional(Type.Ref(RootFilter)), ...extra, pageInfo: Type.Optional(SearchPageInfo) },
+    { filter: Type.Optional(rootFilterRef()), ...extra, pageInfo: Type.Optional(SearchPageInfo) },
     { additionalProperties: false, examples: [{ filter: exampleRootFilter, ...example, pageInfo: { size: 25 } }] },
   );
 }

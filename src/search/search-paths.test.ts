@@ -5,11 +5,13 @@ import type { DB } from '../db/schema.js';
 import { insertPeople, search, type SearchResult } from '../families/people/search-fixtures.js';
 import { call, createTenant, type Tenant, type TestService } from '../../test/harness.js';
 import { startPrivateTestService } from '../../test/private-database.js';
-import { createStudy, expectedOrder, insertParticipants, setLastContact } from './history-fixtures.js';
+import { createStudy, expectedOrder, insertParticipants, setLastContact } from '../families/participants/search-fixtures.js';
 import { statisticsName, sweepPropertyStatistics } from './property-statistics.js';
 import { canonicalJson, compileSearch, type SearchCall } from './run.js';
 import type { RootFilter } from './schemas.js';
-import { byParticipantId, byPersonId, participantsTarget, peopleTarget } from './targets.js';
+import { catalogue } from '../families/search-catalogue.js';
+import { byParticipantId, participantsTarget } from '../families/participants/search-target.js';
+import { byPersonId, peopleTarget } from '../families/people/search-target.js';
 
 /**
  * The access paths of migration 20261124002000_search_paths, and the engine's side of them: the
@@ -59,7 +61,7 @@ afterAll(async () => {
   await service?.stop();
 });
 
-const searchCall = (): SearchCall => ({ db: service.deps.db, cursors: service.deps.cursors, workspaceId: tenant.workspaceId, now: new Date(), canReadPersonalData: true });
+const searchCall = (): SearchCall => ({ db: service.deps.db, cursors: service.deps.cursors, workspaceId: tenant.workspaceId, now: new Date(), canReadPersonalData: true, catalogue });
 
 /** The plan of a statement, with every path but an index walked in order priced out. */
 async function planOf(statement: RawBuilder<unknown>): Promise<string> {

@@ -23,12 +23,3 @@ export const named =
 export const at = (date: Date) => sql`cast(${date.toISOString()} as timestamptz)`;
 
 export const enumOptions = (values: readonly string[]): SelectOption[] => values.map((value) => ({ id: value, name: value }));
-
-/**
- * The incentive statuses whose money counts as sent: ordered from a provider and not (yet)
- * claimed, claimed, or a custom incentive marked sent. CANCELED, ERROR and EXPIRED ones paid nothing.
- */
-export const paidIncentiveStatuses = ['UNCLAIMED', 'CLAIMED', 'SENT'] as const;
-
-/** `x.status in (…paid statuses)`, for an incentives row aliased `x`. */
-export const paidIncentive = sql`x.status in (${sql.join(paidIncentiveStatuses.map((status) => sql.lit(status)))})`;

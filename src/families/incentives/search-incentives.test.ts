@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createTenant, startTestService, type Tenant, type TestService } from '../../../test/harness.js';
 import { describeSecurity } from '../../../test/security.js';
-import { incentiveNames } from '../../search/incentive-names.js';
-import { type Comparable, createStudy, expectedOrder, type IncentiveSeed, insertIncentives, insertParticipants } from '../../search/history-fixtures.js';
+import { incentiveNames } from './search-names.js';
+import { type Comparable, createStudy, expectedOrder, type IncentiveSeed, insertIncentives, insertParticipants } from '../participants/search-fixtures.js';
 import { insertPeople } from '../people/search-fixtures.js';
 
 /** E7, POST /incentives/search: every INCENTIVE name sorted and filtered, PARTICIPANT and PERSON names, deleted recipients, masking, errors, security. */

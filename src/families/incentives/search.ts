@@ -2,9 +2,10 @@ import { sql } from 'kysely';
 import type { CallContext as SharedCallContext } from '../../context.js';
 import type { CursorCodec } from '../../http/cursor.js';
 import { notFound } from '../../http/errors.js';
+import { catalogue } from '../search-catalogue.js';
 import { runSearch, type PageRequest } from '../../search/run.js';
 import type { RootFilter } from '../../search/schemas.js';
-import { byIncentiveId, incentivesTarget } from '../../search/targets.js';
+import { byIncentiveId, incentivesTarget } from './search-target.js';
 import { studyExists } from '../participants/queries.js';
 import { incentiveColumns, type PresentableIncentiveRow } from './queries.js';
 import { presentIncentive } from './service.js';
@@ -25,7 +26,7 @@ export async function searchIncentives(context: CallContext, cursors: CursorCode
   const { db, workspaceId } = context;
   if (studyId !== undefined && !(await studyExists(db, workspaceId, studyId))) throw notFound('Study', ['studyId']);
   const found = await runSearch<FoundIncentive>(
-    { db, cursors, workspaceId, now: context.clock.now(), canReadPersonalData: context.canReadPersonalData },
+    { db, cursors, workspaceId, now: context.clock.now(), canReadPersonalData: context.canReadPersonalData, catalogue },
     { ...incentivesTarget(workspaceId, studyId), columns },
     filter,
     page,

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createTenant, startTestService, type Tenant, type TestService } from '../../../test/harness.js';
 import { createProperties } from '../../../test/people-factory.js';
 import { describeSecurity } from '../../../test/security.js';
-import { participantNames } from '../../search/participant-names.js';
-import { type Comparable, createStudy, expectedOrder, insertIncentives, insertParticipants, insertSubmissions, type Participation } from '../../search/history-fixtures.js';
+import { participantNames } from './search-names.js';
+import { type Comparable, createStudy, expectedOrder, insertIncentives, insertParticipants, insertSubmissions, type Participation } from './search-fixtures.js';
 import { createForm } from '../signups/test-support.js';
 import { insertPeople } from '../people/search-fixtures.js';
 

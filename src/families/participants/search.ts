@@ -2,9 +2,10 @@ import { sql } from 'kysely';
 import type { CallContext as SharedCallContext } from '../../context.js';
 import type { CursorCodec } from '../../http/cursor.js';
 import { notFound } from '../../http/errors.js';
+import { catalogue } from '../search-catalogue.js';
 import { runSearch, type PageRequest } from '../../search/run.js';
 import type { RootFilter } from '../../search/schemas.js';
-import { byParticipantId, participantsTarget } from '../../search/targets.js';
+import { byParticipantId, participantsTarget } from './search-target.js';
 import * as queries from './queries.js';
 import { type Participant, type PresentableParticipant, presentedColumns, presentParticipant } from './service.js';
 
@@ -36,7 +37,7 @@ export async function searchParticipants(context: CallContext, cursors: CursorCo
   if (!(await queries.studyExists(context.db, context.workspaceId, studyId))) throw notFound('Study', ['studyId']);
   const target = { ...participantsTarget(context.workspaceId, studyId), columns };
   const found = await runSearch<FoundParticipant>(
-    { db: context.db, cursors, workspaceId: context.workspaceId, now: context.clock.now(), canReadPersonalData: context.canReadPersonalData, counts: context.counts },
+    { db: context.db, cursors, workspaceId: context.workspaceId, now: context.clock.now(), canReadPersonalData: context.canReadPersonalData, counts: context.counts, catalogue },
     target,
     filter,
     page,

@@ -1,28 +1,19 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
-import type { ServiceDeps } from '../../context.js';
-import { principalOf } from '../../http/auth.js';
+import { requestContext, type ServiceDeps } from '../../context.js';
 import { maskingNote } from '../../http/masking.js';
 import { errorResponse } from '../../http/schemas.js';
-import { computableNames } from '../../search/catalogue.js';
-import { searchPeople } from '../../search/people.js';
+import { catalogue } from '../search-catalogue.js';
+import { searchPeople } from './search.js';
 import { serverTiming } from '../../search/run.js';
-import { exampleRootFilter, MAX_FILTERS, MAX_GROUP_LEVEL, RootFilter, SearchPageInfo } from '../../search/schemas.js';
+import { MAX_FILTERS, MAX_GROUP_LEVEL, searchBody } from '../../search/schemas.js';
 import { PersonList } from './schemas.js';
-import { presentPeople } from './service.js';
 
-export const SearchPeopleBody = Type.Object(
-  {
-    filter: Type.Optional(Type.Ref(RootFilter)),
-    pageInfo: Type.Optional(SearchPageInfo),
-  },
-  { additionalProperties: false, examples: [{ filter: exampleRootFilter, pageInfo: { size: 25 } }] },
-);
+export const SearchPeopleBody = searchBody({}, {});
 
 const description = [
   'People of the panel matching `filter` (all of them without one), one keyset page at a time, with `total` the exact number of matches. Deleted people never appear.',
   `Filters follow the filter language: at most ${MAX_FILTERS} Filters counted through every level, FilterGroups nested at most ${MAX_GROUP_LEVEL} levels below the RootFilter.`,
-  `PERSON names computed today: ${Object.keys(computableNames.PERSON).join(', ')}; custom person properties by \`{propertyId}\`. ` +
+  `PERSON names computed today: ${Object.keys(catalogue.names.PERSON).join(', ')}; custom person properties by \`{propertyId}\`. ` +
     'Every other name of the reference is refused with a 400 that says it cannot be computed yet; PARTICIPANT and INCENTIVE names need a study and are refused here.',
   'Semantics: EQUALS and IN on text are exact, except EMAIL which ignores case everywhere; CONTAINS and STARTS_WITH ignore case. ' +
     'Every negative comparison (NOT_EQUALS, NOT_CONTAINS, NOT_IN, NOT_IN_LAST_DAYS, IS_NONE_OF, HAS_NONE_OF, IS_NOT_EMPTY) is the exact complement of its positive one, so it also matches people without a value. ' +
@@ -59,19 +50,10 @@ export const peopleSearchRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }
     },
     async (request, reply) => {
       const startedAt = performance.now();
-      const principal = principalOf(request);
       const { filter, pageInfo } = request.body;
-      const page = await searchPeople(
-        { db: deps.db, cursors: deps.cursors, workspaceId: principal.workspaceId, now: deps.clock.now(), canReadPersonalData: principal.canReadPersonalData, counts: deps.counts },
-        filter,
-        { startCursor: pageInfo?.startCursor, size: pageInfo?.size ?? 25 },
-      );
-      void reply.header('server-timing', serverTiming(page.countedBy, startedAt));
-      return {
-        results: await presentPeople(deps.db, principal.workspaceId, page.rows, principal.canReadPersonalData),
-        total: page.total,
-        pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: false, startCursor: page.startCursor, endCursor: page.endCursor },
-      };
+      const found = await searchPeople(requestContext(deps, request), deps.cursors, filter, { startCursor: pageInfo?.startCursor, size: pageInfo?.size ?? 25 });
+      void reply.header('server-timing', serverTiming(found.countedBy, startedAt));
+      return found;
     },
   );
 };

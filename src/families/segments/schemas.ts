@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { paged, Text } from '../../http/schemas.js';
-import { RootFilter } from '../../search/schemas.js';
+import { type RootFilter, rootFilterRef } from '../../search/schemas.js';
 
 const exampleSegment = {
   segmentId: 'seg_01JD0000000000000000000000',
@@ -18,7 +18,7 @@ export const Segment = Type.Object(
     description: Type.String({ description: 'Empty when none was given.' }),
     // The saved RootFilter as given. Written out as a plain object: the recursive RootFilter schema
     // is for checking requests; a response serializer need not walk it.
-    filter: Type.Unsafe<Static<typeof RootFilter>>({ type: 'object', additionalProperties: true, description: 'The saved filter, a RootFilter.' }),
+    filter: Type.Unsafe<RootFilter>({ type: 'object', additionalProperties: true, description: 'The saved filter, a RootFilter.' }),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },
@@ -36,7 +36,7 @@ export const CreateSegmentBody = Type.Object(
   {
     name: Text({ minLength: 1, maxLength: 200 }),
     description: Type.Optional(Text({ maxLength: 5000 })),
-    filter: Type.Ref(RootFilter, { description: 'PERSON names and custom properties only, without `sort` and without SEGMENT_MEMBERSHIP.' }),
+    filter: rootFilterRef({ description: 'PERSON names and custom properties only, without `sort` and without SEGMENT_MEMBERSHIP.' }),
   },
   { additionalProperties: false, examples: [{ name: exampleSegment.name, description: exampleSegment.description, filter: exampleSegment.filter }] },
 );
@@ -46,7 +46,7 @@ export const UpdateSegmentBody = Type.Object(
   {
     name: Type.Optional(Text({ minLength: 1, maxLength: 200 })),
     description: Type.Optional(Text({ maxLength: 5000 })),
-    filter: Type.Optional(Type.Ref(RootFilter)),
+    filter: Type.Optional(rootFilterRef()),
   },
   { additionalProperties: false, minProperties: 1, examples: [{ name: 'Engaged this quarter' }] },
 );

@@ -4,11 +4,12 @@ import { badRequest, notFound } from '../../http/errors.js';
 import { idPrefixes, newId } from '../../ids.js';
 import { MASKED_TEXT } from '../../http/masking.js';
 import { computableName, loadCustomProperties, type PropertyDefinition } from '../../search/catalogue.js';
+import { catalogue } from '../search-catalogue.js';
 import { compileRootFilter, isGroup, namedPropertyIds } from '../../search/compile.js';
 import type { Filter, FilterGroup, RootFilter } from '../../search/schemas.js';
-import { segmentGroups, segmentMembershipPath } from '../../search/segments.js';
+import { segmentGroups, segmentMembershipPath } from './search-membership.js';
 import { checkMemberships } from '../../search/run.js';
-import { byPersonId } from '../../search/targets.js';
+import { byPersonId } from '../people/search-target.js';
 import * as queries from './queries.js';
 import type { CreateSegmentBody, UpdateSegmentBody } from './schemas.js';
 
@@ -30,7 +31,7 @@ export interface Segment {
 async function present(context: CallContext, rows: readonly queries.SegmentRow[]): Promise<Segment[]> {
   const masking = rows.filter((row) => row.uses_personal_data && !context.canReadPersonalData);
   const customProperties =
-    masking.length === 0 ? new Map<string, PropertyDefinition>() : await loadCustomProperties(context.db, context.workspaceId, [...new Set(masking.flatMap((row) => namedPropertyIds(row.filter as RootFilter)))]);
+    masking.length === 0 ? new Map<string, PropertyDefinition>() : await loadCustomProperties(context.db, context.workspaceId, [...new Set(masking.flatMap((row) => namedPropertyIds(row.filter as RootFilter, catalogue)))]);
   return rows.map((row) => {
     const filter = row.filter as RootFilter;
     return {
@@ -47,7 +48,7 @@ async function present(context: CallContext, rows: readonly queries.SegmentRow[]
 function maskPersonalValues(filter: RootFilter, customProperties: ReadonlyMap<string, PropertyDefinition>): RootFilter {
   const personal = (item: Filter) => {
     const ref = item.property;
-    const definition = 'propertyId' in ref ? customProperties.get(ref.propertyId) : computableName(ref.propertyGroup, ref.propertyName);
+    const definition = 'propertyId' in ref ? customProperties.get(ref.propertyId) : computableName(catalogue, ref.propertyGroup, ref.propertyName);
     return definition?.personalData ?? false;
   };
   const mask = (items: (Filter | FilterGroup)[]): (Filter | FilterGroup)[] =>
@@ -66,8 +67,9 @@ async function checkFilter(context: CallContext, filter: RootFilter): Promise<{ 
   if (filter.sort) throw badRequest('A segment is a set of people, without order: sort when you search', ['filter', 'sort']);
   const nested = segmentMembershipPath(filter);
   if (nested) throw badRequest('A segment cannot refer to segments', nested);
-  const customProperties = await loadCustomProperties(context.db, context.workspaceId, namedPropertyIds(filter));
+  const customProperties = await loadCustomProperties(context.db, context.workspaceId, namedPropertyIds(filter, catalogue));
   const compiled = compileRootFilter(filter, {
+    catalogue,
     context: { workspaceId: context.workspaceId, now: context.clock.now() },
     canReadPersonalData: context.canReadPersonalData,
     customProperties,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createTenant, startTestService, type Tenant, type TestService } from '../../../test/harness.js';
 import { describeSecurity } from '../../../test/security.js';
-import { createStudy, insertParticipants, insertSubmissions } from '../../search/history-fixtures.js';
+import { createStudy, insertParticipants, insertSubmissions } from '../participants/search-fixtures.js';
 import { insertPeople } from '../people/search-fixtures.js';
 import { createForm, type SignupFormResponse } from './test-support.js';
 

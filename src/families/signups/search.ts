@@ -1,9 +1,10 @@
 import type { CallContext as SharedCallContext } from '../../context.js';
 import type { CursorCodec } from '../../http/cursor.js';
 import { notFound } from '../../http/errors.js';
+import { catalogue } from '../search-catalogue.js';
 import { runSearch, type PageRequest } from '../../search/run.js';
 import type { RootFilter } from '../../search/schemas.js';
-import { bySubmissionId, submissionsTarget } from '../../search/targets.js';
+import { bySubmissionId, submissionsTarget } from './search-target.js';
 import { studyExists } from '../participants/queries.js';
 import * as queries from './queries.js';
 import { presentSubmissions } from './service.js';
@@ -20,7 +21,7 @@ export async function searchSubmissions(context: CallContext, cursors: CursorCod
   if (!(await queries.findForm(db, workspaceId, signupFormId))) throw notFound('Signup form', ['signupFormId']);
   if (studyId !== undefined && !(await studyExists(db, workspaceId, studyId))) throw notFound('Study', ['studyId']);
   const found = await runSearch<queries.SubmissionRow>(
-    { db, cursors, workspaceId, now: context.clock.now(), canReadPersonalData: context.canReadPersonalData },
+    { db, cursors, workspaceId, now: context.clock.now(), canReadPersonalData: context.canReadPersonalData, catalogue },
     submissionsTarget(workspaceId, signupFormId, studyId),
     filter,
     page,

@@ -1,5 +1,5 @@
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
-import { type CompileContext, computableName, type PropertyDefinition } from '../catalogue.js';
+import { type Catalogue, type CompileContext, computableName, type PropertyDefinition } from '../catalogue.js';
 import { complements, isGroup, read } from '../compile.js';
 import type { Comparison, Filter, FilterGroup, RootFilter } from '../schemas.js';
 import { DAY_MS } from '../sql.js';
@@ -37,6 +37,7 @@ export type CountPlan =
   | { kind: 'sql'; source: CountSource; condition: RawBuilder<SqlBool> };
 
 export interface PlanOptions {
+  catalogue: Catalogue;
   context: CompileContext;
   customProperties: Map<string, PropertyDefinition>;
   /** The SQL condition of one filter (the same compiler as the search's): for leaves no column answers. */
@@ -78,9 +79,9 @@ function definitionOf(filter: Filter, options: PlanOptions): { definition: Prope
     const definition = options.customProperties.get(property.propertyId);
     return definition && { definition, key: `custom:${property.propertyId}` };
   }
-  const definition = computableName(property.propertyGroup, property.propertyName) ?? (property.propertyGroup === 'PERSON' ? options.customProperties.get(property.propertyName) : undefined);
+  const definition = computableName(options.catalogue, property.propertyGroup, property.propertyName) ?? (property.propertyGroup === 'PERSON' ? options.customProperties.get(property.propertyName) : undefined);
   if (!definition) return undefined;
-  const custom = !computableName(property.propertyGroup, property.propertyName);
+  const custom = !computableName(options.catalogue, property.propertyGroup, property.propertyName);
   return { definition, key: custom ? `custom:${property.propertyName}` : `${property.propertyGroup}.${property.propertyName}` };
 }
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StudyType } from '../db/schema.js';
-import { call, createTenant, startTestService, type Tenant, type TestService } from '../../test/harness.js';
-import { insertPeople } from '../families/people/search-fixtures.js';
-import { createForm } from '../families/signups/test-support.js';
-import { historyNames } from './history-names.js';
+import type { StudyType } from '../../db/schema.js';
+import { call, createTenant, startTestService, type Tenant, type TestService } from '../../../test/harness.js';
+import { insertPeople } from '../people/search-fixtures.js';
+import { createForm } from '../signups/test-support.js';
+import { historyNames } from './search-history-names.js';
 import {
   type Comparable,
   createStudy,
@@ -15,7 +15,7 @@ import {
   insertSubmissions,
   type Participation,
   setLastContact,
-} from './history-fixtures.js';
+} from './search-fixtures.js';
 
 /**
  * The PERSON names derived from participation history, checked against a model of the same

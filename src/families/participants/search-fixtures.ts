@@ -1,8 +1,8 @@
 import { expect } from 'vitest';
-import type { ParticipantApprovalStatus, ParticipantScreenerState, ParticipantStatus, StudyKind, StudyType } from '../db/schema.js';
-import { idPrefixes, newId } from '../ids.js';
-import { call, type Tenant, type TestService } from '../../test/harness.js';
-import { studyKindOf } from '../families/participants/states.js';
+import type { ParticipantApprovalStatus, ParticipantScreenerState, ParticipantStatus, StudyKind, StudyType } from '../../db/schema.js';
+import { idPrefixes, newId } from '../../ids.js';
+import { call, type Tenant, type TestService } from '../../../test/harness.js';
+import { studyKindOf } from './states.js';
 
 /**
  * Participation history straight into the tables, for the search tests: the derived names read

@@ -1,10 +1,33 @@
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
-import { ApiError } from '../http/errors.js';
-import { type CompileContext, loadCustomProperties, SEGMENT_MEMBERSHIP } from './catalogue.js';
-import { compileRootFilter, type GroupAvailability, isGroup, namedPropertyIds } from './compile.js';
-import type { SearchCall } from './run.js';
-import type { Filter, FilterGroup, RootFilter } from './schemas.js';
-import { byPersonId } from './targets.js';
+import { ApiError } from '../../http/errors.js';
+import { type Catalogue, type CompileContext, type ContextCall, loadCustomProperties, type Membership } from '../../search/catalogue.js';
+import { compileRootFilter, type GroupAvailability, isGroup, namedPropertyIds } from '../../search/compile.js';
+import type { Filter, FilterGroup, RootFilter } from '../../search/schemas.js';
+import { byPersonId } from '../people/search-target.js';
+
+export const SEGMENT_MEMBERSHIP = 'SEGMENT_MEMBERSHIP';
+
+/**
+ * The segments whose saved filter the person matches, evaluated in the same query: a segment's
+ * members are whoever matches it now (loadSegmentConditions below compiles them into the context).
+ * PERSON.SEGMENT_MEMBERSHIP (../people/search-names.ts) reads it.
+ */
+export const segmentMembership: Membership = {
+  ids: (ctx) => {
+    const segments = [...(ctx.segments ?? new Map<string, RawBuilder<SqlBool>>())];
+    if (segments.length === 0) return sql`select cast(null as text) where false`;
+    const rows = sql.join(segments.map(([segmentId, condition]) => sql`(cast(${segmentId} as text), ${condition})`));
+    return sql`select s.segment_id from (values ${rows}) as s(segment_id, matches) where s.matches`;
+  },
+  check: {
+    resource: 'Segment',
+    async existing(db, workspaceId, ids) {
+      if (ids.length === 0) return new Set();
+      const rows = await db.selectFrom('segments').where('workspace_id', '=', workspaceId).where('segment_id', 'in', ids).select('segment_id').execute();
+      return new Set(rows.map((row) => row.segment_id));
+    },
+  },
+};
 
 /** A segment filters people: the names it may use. */
 export const segmentGroups: GroupAvailability = {
@@ -51,12 +74,18 @@ export function segmentsNamed(filter: RootFilter | undefined): { ids: string[] }
   return named ? { ids: [...ids] } : undefined;
 }
 
+/** The catalogue's loadContext: the conditions of the segments a filter names, when it names any. */
+export async function segmentContext(call: ContextCall, context: CompileContext, filter: RootFilter | undefined): Promise<Partial<CompileContext>> {
+  const which = segmentsNamed(filter);
+  return which ? { segments: await loadSegmentConditions(call, context, which) } : {};
+}
+
 /**
  * The segments a search needs, each as a condition over `people as p`. A segment whose filter no
  * longer compiles (a property it names was deleted since) matches nobody. A segment defined on
  * personal data answers who holds it, so a token without the personal-data right may not use it (403).
  */
-export async function loadSegmentConditions(call: SearchCall, context: CompileContext, which: { ids: string[] } | 'all'): Promise<Map<string, RawBuilder<SqlBool>>> {
+export async function loadSegmentConditions(call: ContextCall, context: CompileContext, which: { ids: string[] } | 'all'): Promise<Map<string, RawBuilder<SqlBool>>> {
   let query = call.db.selectFrom('segments').where('workspace_id', '=', call.workspaceId).select(['segment_id', 'filter', 'uses_personal_data']).orderBy('segment_id');
   if (which !== 'all') {
     if (which.ids.length === 0) return new Map();
@@ -65,18 +94,19 @@ export async function loadSegmentConditions(call: SearchCall, context: CompileCo
   const rows = await query.execute();
   if (!call.canReadPersonalData && rows.some((row) => row.uses_personal_data)) throw new ApiError('FORBIDDEN');
   const filters = rows.map((row) => ({ segmentId: row.segment_id, filter: row.filter as RootFilter }));
-  const customProperties = await loadCustomProperties(call.db, call.workspaceId, [...new Set(filters.flatMap(({ filter }) => namedPropertyIds(filter)))]);
+  const customProperties = await loadCustomProperties(call.db, call.workspaceId, [...new Set(filters.flatMap(({ filter }) => namedPropertyIds(filter, call.catalogue)))]);
   const conditions = new Map<string, RawBuilder<SqlBool>>();
   for (const { segmentId, filter } of filters) {
-    conditions.set(segmentId, compileSegmentFilter(filter, context, customProperties) ?? sql<SqlBool>`false`);
+    conditions.set(segmentId, compileSegmentFilter(call.catalogue, filter, context, customProperties) ?? sql<SqlBool>`false`);
   }
   return conditions;
 }
 
 /** A segment's filter as a condition; undefined when it cannot be compiled any more. */
-function compileSegmentFilter(filter: RootFilter, context: CompileContext, customProperties: Awaited<ReturnType<typeof loadCustomProperties>>): RawBuilder<SqlBool> | undefined {
+function compileSegmentFilter(catalogue: Catalogue, filter: RootFilter, context: CompileContext, customProperties: Awaited<ReturnType<typeof loadCustomProperties>>): RawBuilder<SqlBool> | undefined {
   try {
     const compiled = compileRootFilter(filter, {
+      catalogue,
       context,
       // Who may use a segment on personal data is settled above, by its stored flag.
       canReadPersonalData: true,

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
-import { approvalStatuses, participantStatuses, screenerStates } from '../families/participants/states.js';
-import type { PropertyDefinition } from './catalogue.js';
-import { enumOptions, named, paidIncentive } from './sql.js';
+import { approvalStatuses, participantStatuses, screenerStates } from './states.js';
+import type { PropertyDefinition } from '../../search/catalogue.js';
+import { enumOptions, named } from '../../search/sql.js';
+import { paidIncentive } from '../incentives/search-names.js';
 
 /**
  * The PARTICIPANT names: a participant's own fields and what derives from them, as SQL over

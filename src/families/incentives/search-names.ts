@@ -1,7 +1,16 @@
 import { sql } from 'kysely';
-import type { PropertyDefinition } from './catalogue.js';
-import { incentiveStatuses, incentiveTypes } from '../families/incentives/states.js';
-import { enumOptions, named } from './sql.js';
+import type { PropertyDefinition } from '../../search/catalogue.js';
+import { incentiveStatuses, incentiveTypes } from './states.js';
+import { enumOptions, named } from '../../search/sql.js';
+
+/**
+ * The incentive statuses whose money counts as sent: ordered from a provider and not (yet)
+ * claimed, claimed, or a custom incentive marked sent. CANCELED, ERROR and EXPIRED ones paid nothing.
+ */
+export const paidIncentiveStatuses = ['UNCLAIMED', 'CLAIMED', 'SENT'] as const;
+
+/** `x.status in (…paid statuses)`, for an incentives row aliased `x`. */
+export const paidIncentive = sql`x.status in (${sql.join(paidIncentiveStatuses.map((status) => sql.lit(status)))})`;
 
 /**
  * The INCENTIVE names, as SQL over `incentives as i`: the incentive searched (POST /incentives/search),

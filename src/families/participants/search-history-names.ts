@@ -1,6 +1,7 @@
 import { type RawBuilder, sql } from 'kysely';
-import type { CompileContext, Membership, PropertyDefinition } from './catalogue.js';
-import { at, DAY_MS, enumOptions, named, paidIncentive } from './sql.js';
+import type { CompileContext, Membership, PropertyDefinition } from '../../search/catalogue.js';
+import { at, DAY_MS, enumOptions, named } from '../../search/sql.js';
+import { paidIncentive } from '../incentives/search-names.js';
 
 /**
  * The PERSON names derived from what the service records about a person beyond the people row:

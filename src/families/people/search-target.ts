@@ -1,0 +1,21 @@
+import { sql } from 'kysely';
+import { ascendingId, type GroupAvailability } from '../../search/compile.js';
+import type { SearchTarget } from '../../search/run.js';
+
+const needsStudy = 'PARTICIPANT and INCENTIVE names need a study: search its participants with POST /studies/{studyId}/participants/search';
+
+export const peopleSearchGroups: GroupAvailability = { PERSON: true, PARTICIPANT: needsStudy, INCENTIVE: needsStudy };
+export const byPersonId = ascendingId(sql`p.person_id`);
+
+/** POST /people/search: the live people of the workspace. */
+export function peopleTarget(workspaceId: string): SearchTarget {
+  return {
+    scope: `people-search:${workspaceId}`,
+    from: () => sql`people as p`,
+    where: sql`p.workspace_id = ${workspaceId} and p.deleted_at is null`,
+    id: sql`p.person_id`,
+    columns: sql`p.*`,
+    groups: peopleSearchGroups,
+    countedOver: {},
+  };
+}

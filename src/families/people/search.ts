@@ -1,0 +1,32 @@
+import type { Selectable } from 'kysely';
+import type { CallContext as SharedCallContext } from '../../context.js';
+import type { PeopleTable } from '../../db/schema.js';
+import type { CursorCodec } from '../../http/cursor.js';
+import { runSearch, type PageRequest } from '../../search/run.js';
+import type { RootFilter } from '../../search/schemas.js';
+import { catalogue } from '../search-catalogue.js';
+import { byPersonId, peopleTarget } from './search-target.js';
+import { presentPeople } from './service.js';
+
+export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'canReadPersonalData' | 'counts'>;
+
+/**
+ * People of the workspace matching a RootFilter, one keyset page in the filter's sort order,
+ * with the exact number of matches. Deleted people never match.
+ */
+export async function searchPeople(context: CallContext, cursors: CursorCodec, filter: RootFilter | undefined, page: PageRequest) {
+  const { db, workspaceId } = context;
+  const found = await runSearch<Selectable<PeopleTable>>(
+    { db, cursors, workspaceId, now: context.clock.now(), canReadPersonalData: context.canReadPersonalData, counts: context.counts, catalogue },
+    peopleTarget(workspaceId),
+    filter,
+    page,
+    byPersonId,
+  );
+  return {
+    results: await presentPeople(db, workspaceId, found.rows, context.canReadPersonalData),
+    total: found.total,
+    countedBy: found.countedBy,
+    pageInfo: { hasNextPage: found.hasNextPage, hasPreviousPage: false as const, startCursor: found.startCursor, endCursor: found.endCursor },
+  };
+}
