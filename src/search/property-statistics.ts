@@ -21,6 +21,14 @@ const typesWithStatistics: readonly PropertyType[] = ['STRING', 'SINGLE_SELECT',
 /** Property ids are `prp_` and Crockford base 32: lowered, a plain identifier under PostgreSQL's 63 bytes. */
 export const statisticsName = (propertyId: string) => `people_property_${propertyId.toLowerCase()}`;
 
+/**
+ * A text property's lowered value, as CONTAINS and STARTS_WITH read it (`lower(value) like …`):
+ * without it the planner estimated occupation CONTAINS "engineer" (84,227 of 1,000,000 people) at
+ * 41 rows and scanned every person for a study's first page (1.5 s); with it, it walks people in
+ * the sort's order (77 ms).
+ */
+export const loweredStatisticsName = (propertyId: string) => `${statisticsName(propertyId)}_lower`;
+
 /** Inside the transaction that creates the properties. */
 export async function createPropertyStatistics(db: Kysely<DB>, properties: readonly { propertyId: string; propertyType: PropertyType }[]): Promise<void> {
   for (const { propertyId, propertyType } of properties) {
@@ -28,6 +36,7 @@ export async function createPropertyStatistics(db: Kysely<DB>, properties: reado
     // DDL takes no parameters: the id goes in as a literal (ids are checked by the caller's schema, and quoted here).
     const value = customValueOf(propertyType, sql.ref('properties'), sql`cast(${sql.lit(propertyId)} as text)`)({ workspaceId: '', now: new Date(0) });
     await sql`create statistics if not exists ${sql.id(statisticsName(propertyId))} on (${value}) from people`.execute(db);
+    if (propertyType === 'STRING') await sql`create statistics if not exists ${sql.id(loweredStatisticsName(propertyId))} on (lower(${value})) from people`.execute(db);
   }
 }
 
@@ -51,7 +60,7 @@ async function orphanedStatistics(db: Kysely<DB>): Promise<string[]> {
   const { rows } = await sql<{ name: string }>`
     select stxname as name from pg_statistic_ext
     where stxrelid = cast('people' as regclass) and stxname like 'people\_property\_%'
-      and not exists (select 1 from person_properties where lower(person_properties.property_id) = substr(stxname, ${statisticsName('').length + 1}))
+      and not exists (select 1 from person_properties where lower(person_properties.property_id) = substring(stxname from '^people_property_(prp_[0-9a-z]+)'))
   `.execute(db);
   return rows.map((row) => row.name);
 }

@@ -6,7 +6,7 @@ import { insertPeople, search, type SearchResult } from '../families/people/sear
 import { call, createTenant, type Tenant, type TestService } from '../../test/harness.js';
 import { startPrivateTestService } from '../../test/private-database.js';
 import { createStudy, expectedOrder, insertParticipants, setLastContact } from '../families/participants/search-fixtures.js';
-import { statisticsName, sweepPropertyStatistics } from './property-statistics.js';
+import { loweredStatisticsName, statisticsName, sweepPropertyStatistics } from './property-statistics.js';
 import { canonicalJson, compileSearch, type SearchCall } from './run.js';
 import type { RootFilter } from './schemas.js';
 import { catalogue } from '../families/search-catalogue.js';
@@ -217,6 +217,30 @@ describe('planner statistics on custom properties', () => {
     // option half of these people hold is estimated far above the one nobody holds.
     const [wet, mild] = [await estimate('Wet'), await estimate('Mild')];
     expect(wet).toBeGreaterThan(10 * mild);
+  });
+
+  it("let the planner estimate CONTAINS on a text property from the people's lowered values", async () => {
+    const response = await call(service, 'POST', '/properties/import', { token: tenant.token, body: [{ name: 'Job title', propertyType: 'STRING' }] });
+    expect(response.statusCode, response.body).toBe(200);
+    const title = response.json<{ results: { personProperty: { propertyId: string } }[] }>().results[0]!.personProperty.propertyId;
+    const lowered = await sql`select 1 from pg_statistic_ext where stxname = ${loweredStatisticsName(title)}`.execute(service.deps.db);
+    expect(lowered.rows).toHaveLength(1);
+    await insertPeople(
+      service,
+      tenant.workspaceId,
+      Array.from({ length: 300 }, (_, index) => ({ email: `title.${index}@example.test`, properties: { [title]: index % 3 === 0 ? 'Nurse' : `Senior ENGINEER ${index}` } })),
+    );
+    await sql`analyze people`.execute(service.deps.db);
+    const estimate = async (needle: string) => {
+      const filter: RootFilter = { operator: 'AND', filters: [{ property: { propertyId: title }, comparison: 'CONTAINS', value: needle }] };
+      const statements = await compileSearch(searchCall(), peopleTarget(tenant.workspaceId), filter, { size: 5 }, byPersonId);
+      const compiled = statements.count.compile(service.deps.db);
+      const { rows } = await service.deps.db.executeQuery<{ 'QUERY PLAN': string }>({ ...compiled, sql: `explain ${compiled.sql}` });
+      return Number(/rows=(\d+)/.exec(rows.map((row) => row['QUERY PLAN']).find((line) => /people p\b/.test(line)) ?? '')?.[1]);
+    };
+    // Without them, a pattern's share is a fixed guess whatever it matches.
+    const [engineer, pilot] = [await estimate('engineer'), await estimate('pilot')];
+    expect(engineer).toBeGreaterThan(10 * pilot);
   });
 });
 

@@ -15,6 +15,7 @@ import * as searchPaths from './20261124002000_search_paths.js';
 import * as propertyStatistics from './20261124002100_property_statistics.js';
 import * as textSearch from './20261124100000_text_search.js';
 import * as searchCounts from './20261124100100_search_counts.js';
+import * as textStatistics from './20261124110000_text_statistics.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '20261124002100_property_statistics': propertyStatistics,
   '20261124100000_text_search': textSearch,
   '20261124100100_search_counts': searchCounts,
+  '20261124110000_text_statistics': textStatistics,
 };
