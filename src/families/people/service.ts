@@ -6,6 +6,7 @@ import { MASKED_TEXT, maskEmail, maskText } from '../../http/masking.js';
 import { idPrefixes, newId } from '../../ids.js';
 import { findPopulationIds } from '../populations/queries.js';
 import * as queries from './queries.js';
+import { insertNewPerson } from './writer.js';
 import type { CreatePersonBody, DeletePeopleBody, UpdatePersonBody } from './requests.js';
 import { checkPropertyValues, claimUniqueValues, loadPropertyCatalogue, releaseUniqueValues } from './values.js';
 import type { CallContext as SharedCallContext } from '../../context.js';
@@ -110,25 +111,7 @@ export async function createPerson(context: CallContext, body: CreatePersonBody)
       const checked = await checkPropertyValues(db, workspaceId, body.properties ?? {});
       const at = now(context);
       const personId = newId(idPrefixes.person);
-      const row = await queries.insertPerson(db, {
-        workspace_id: workspaceId,
-        person_id: personId,
-        email: body.email,
-        first_name: body.firstName ?? null,
-        last_name: body.lastName ?? null,
-        phone: body.phone ?? null,
-        additional_emails: body.additionalEmails ?? [],
-        additional_phones: body.additionalPhones ?? [],
-        properties: JSON.stringify(checked.set),
-        contact_status_updated_at: null,
-        import_source: null,
-        last_import_id: null,
-        imported_at: null,
-        created_at: at,
-        updated_at: at,
-        deleted_at: null,
-        purged_at: null,
-      });
+      const row = await insertNewPerson(db, workspaceId, personId, { ...body, properties: checked.set }, at);
       await claimUniqueValues(db, workspaceId, personId, checked.catalogue, checked.set);
       await queries.addMemberships(db, workspaceId, personId, populationIds, at);
       return presentOne(context, db, row);

@@ -60,30 +60,48 @@ export async function createOrFillPerson(transaction: Kysely<DB>, workspaceId: s
     if (Object.keys(changes).length > 0) await queries.updatePerson(db, workspaceId, personId, { ...changes, updated_at: at });
   } else {
     // The claims need the person's row (their foreign key), so the values go in after it.
-    await queries.insertPerson(db, {
-      workspace_id: workspaceId,
-      person_id: personId,
-      email: person.email,
-      first_name: person.firstName ?? null,
-      last_name: person.lastName ?? null,
-      phone: person.phone ?? null,
-      additional_emails: [],
-      additional_phones: [],
-      properties: '{}',
-      contact_status_updated_at: null,
-      import_source: options.importSource,
-      last_import_id: null,
-      imported_at: null,
-      created_at: at,
-      updated_at: at,
-      deleted_at: null,
-      purged_at: null,
-    });
+    await insertNewPerson(db, workspaceId, personId, { email: person.email, firstName: person.firstName, lastName: person.lastName, phone: person.phone, importSource: options.importSource }, at);
     const taken = await claimFreeUniqueValues(db, workspaceId, personId, person.catalogue, offered);
     for (const propertyId of taken) delete offered[propertyId];
     if (Object.keys(offered).length > 0) await queries.updatePerson(db, workspaceId, personId, { properties: JSON.stringify(offered) });
   }
   return personId;
+}
+
+/** The fields a new person starts with; the rest of the row starts empty. */
+export interface NewPerson {
+  email: string;
+  firstName?: string | null;
+  lastName?: string | null;
+  phone?: string | null;
+  additionalEmails?: string[];
+  additionalPhones?: string[];
+  /** Checked values, by property id. */
+  properties?: Record<string, PropertyValue>;
+  importSource?: string | null;
+}
+
+/** Inserts a new person's row (the one insert of a single person: the people service's and a signup's). */
+export function insertNewPerson(db: Kysely<DB>, workspaceId: string, personId: string, person: NewPerson, at: string) {
+  return queries.insertPerson(db, {
+    workspace_id: workspaceId,
+    person_id: personId,
+    email: person.email,
+    first_name: person.firstName ?? null,
+    last_name: person.lastName ?? null,
+    phone: person.phone ?? null,
+    additional_emails: person.additionalEmails ?? [],
+    additional_phones: person.additionalPhones ?? [],
+    properties: JSON.stringify(person.properties ?? {}),
+    contact_status_updated_at: null,
+    import_source: person.importSource ?? null,
+    last_import_id: null,
+    imported_at: null,
+    created_at: at,
+    updated_at: at,
+    deleted_at: null,
+    purged_at: null,
+  });
 }
 
 /** One person of an import batch: the batch's rows of one email, merged (later cells win). */
