@@ -16,6 +16,10 @@ const benches: Record<string, { summary: string; load: () => Promise<{ run(optio
       '(flags: --store=embedded, --people=N, --reuse, --explain, --seconds=S, --warmup=S, --shapes=a,b, --targets=e1,people, --concurrency=N, --no-load)',
     load: () => import('./search.js'),
   },
+  startup: {
+    summary: 'time to /readyz 200, idle RSS and RSS after 10,000 mixed requests of the compiled server (node dist/server.js), embedded (existing data) and PostgreSQL, against a bare Fastify + PGlite/pg floor (flags: --rounds=N, --requests=N, --stores=embedded,postgres)',
+    load: () => import('./startup.js'),
+  },
   import: {
     summary: 'POST /imports of 1,000,000 generated people (5 custom properties) on PostgreSQL against COPY of the same file (flags: --rows=N, --heap-cap=MiB, --profile)',
     load: () => import('./import.js'),

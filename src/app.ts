@@ -11,6 +11,7 @@ import { CursorCodec, loadCursorSecret } from './http/cursor.js';
 import { answerFrameworkError, ApiError, installErrorHandling, sendError } from './http/errors.js';
 import { apiPrefix, enrichRouteSchema, registerOpenApi } from './http/openapi.js';
 import { createRateLimiter } from './http/rate-limit.js';
+import { lazySerializers } from './http/serialization.js';
 import { installBodyRules, installValidation } from './http/validation.js';
 import { installIdempotency } from './http/idempotency.js';
 import { IncentiveProviders } from './providers/index.js';
@@ -124,6 +125,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
     frameworkErrors: answerFrameworkError,
     return503OnClosing: false,
     forceCloseConnections: 'idle',
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // On close Fastify ends idle keep-alive connections, but one busy with a request at that

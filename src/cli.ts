@@ -1,12 +1,9 @@
 import { parseArgs } from 'node:util';
-import { createClock } from './clock.js';
 import { ConfigError, loadConfig } from './config.js';
 import { type Database, DataDirLockedError, openDatabase } from './db/database.js';
-import { migrateToLatest } from './db/migrate.js';
 import type { UserRole, UsersTable } from './db/schema.js';
 import { allRoles } from './http/rights.js';
-import { AdminError, createToken, createUser, createWorkspace, findUserWorkspace, setUserStatus } from './families/workspaces/service.js';
-import { seedDemo } from './seed/demo.js';
+import { AdminError } from './families/workspaces/errors.js';
 
 const usage = `Usage: npm run --silent cli -- COMMAND [options] [--json]
 
@@ -52,6 +49,9 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
   const command = positionals.join(' ');
   if (values.help || command === '' || command === 'help') throw new UsageError(usage);
 
+  // Each command loads only the modules it uses: `migrate` needs no family, `seed` all of them.
+  const migrateToLatest = async (db: Database['db']) => (await import('./db/migrate.js')).migrateToLatest(db);
+  const workspaces = () => import('./families/workspaces/service.js');
   switch (command) {
     case 'migrate': {
       const { db } = await database();
@@ -60,6 +60,7 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
     case 'workspace create': {
       const { db } = await database();
       await migrateToLatest(db);
+      const { createWorkspace } = await workspaces();
       return createWorkspace(db, { name: required(values, 'name'), email: required(values, 'email'), fullName: values['full-name'] });
     }
     case 'user create': {
@@ -68,6 +69,7 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
       const seat = values.seat as UsersTable['seat'] | undefined;
       if (seat !== undefined && !seats.includes(seat as (typeof seats)[number])) throw new UsageError(`--seat must be one of ${seats.join(', ')}`);
       const { db } = await database();
+      const { createUser } = await workspaces();
       return createUser(db, {
         workspaceId: required(values, 'workspace'),
         email: required(values, 'email'),
@@ -80,6 +82,7 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
     case 'user deactivate': {
       const userId = required(values, 'user');
       const { db } = await database();
+      const { findUserWorkspace, setUserStatus } = await workspaces();
       const workspaceId = await findUserWorkspace(db, userId);
       if (!workspaceId) throw new AdminError(`User ${userId} not found`);
       await setUserStatus(db, workspaceId, userId, 'DEACTIVATED');
@@ -88,6 +91,7 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
     case 'token create': {
       const userId = required(values, 'user');
       const { db } = await database();
+      const { createToken, findUserWorkspace } = await workspaces();
       const workspaceId = await findUserWorkspace(db, userId);
       if (!workspaceId) throw new AdminError(`User ${userId} not found`);
       const { token } = await createToken(db, workspaceId, userId, { canReadPersonalData: !values['no-pii'], canReadScreeners: !values['no-screeners'] });
@@ -97,6 +101,7 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
       if (!values.demo) throw new UsageError('seed needs --demo');
       const { db } = await database();
       await migrateToLatest(db);
+      const [{ seedDemo }, { createClock }] = await Promise.all([import('./seed/demo.js'), import('./clock.js')]);
       return seedDemo(db, createClock());
     }
     default:

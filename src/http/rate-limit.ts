@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 
 export interface RateLimitDecision {
@@ -44,7 +45,9 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     // answers, instead of every request waiting on reconnection.
     // A command that gets no answer within commandTimeout fails too: a Redis that hangs must
     // not hang every request.
-    redis = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 250 });
+    // Loaded only when Redis is configured: a single instance need not carry it (about 20 MB).
+    const { Redis: RedisClient } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+    redis = new RedisClient(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 250 });
     // Connection errors are answered by the insurance limiter; ioredis reconnects by itself.
     redis.on('error', () => {});
   }

@@ -3,10 +3,11 @@ import type { DB, UserRole, UsersTable } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { generateToken } from '../../http/tokens.js';
 import { idPrefixes, newId } from '../../ids.js';
+import { AdminError } from './errors.js';
+
+export { AdminError };
 
 /** Workspace administration: what the CLI does, and what tests and the demo seed build on. */
-
-export class AdminError extends Error {}
 
 function slugify(name: string): string {
   const base = name
