@@ -71,6 +71,9 @@ function openPostgres(
     max: poolSize,
     options: '-c TimeZone=UTC',
     application_name: applicationName,
+    // A connection attempt (or a wait for a free client) that takes this long fails, and the
+    // request answers 503: an unreachable database must not hang every request.
+    connectionTimeoutMillis: 10_000,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         parsers[oid] ?? pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
@@ -79,6 +82,10 @@ function openPostgres(
   // An idle client dropped by the server emits 'error' on the pool; unheard, Node would crash.
   // The pool discards that client and connects anew for the next query.
   pool.on('error', onConnectionError);
+  // A client checked out but between queries when the server goes away (a restart, a failover)
+  // emits 'error' on itself, not on the pool: unheard, that too would crash the process. Its
+  // next query fails (the request answers 503) and the pool discards it on release.
+  pool.on('connect', (client) => client.on('error', onConnectionError));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return { db, kind: 'postgres', close: () => db.destroy() };
 }

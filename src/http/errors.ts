@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../db/unavailable.js';
 
 /** One item of the contract's validation-style error body. */
 export interface ErrorItem {
@@ -128,6 +129,11 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (status >= 400 && status < 500) {
       // Fastify's own client errors: malformed JSON, empty JSON body, bad content length.
       return sendError(reply, new ApiError('VALIDATION', [{ message: error.message.replace(/^FST_\w+: /, ''), path: [] }]));
+    }
+    if (isDatabaseUnavailable(error)) {
+      request.log.warn({ err: error }, 'database unreachable');
+      reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+      return sendError(reply, new ApiError('UNAVAILABLE'));
     }
     request.log.error({ err: error }, 'unhandled error');
     return sendError(reply, new ApiError('INTERNAL'));
