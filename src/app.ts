@@ -10,6 +10,7 @@ import { installAuthentication, PrincipalCache } from './http/auth.js';
 import { CursorCodec, loadCursorSecret } from './http/cursor.js';
 import { answerFrameworkError, ApiError, installErrorHandling, sendError } from './http/errors.js';
 import { apiPrefix, enrichRouteSchema, registerOpenApi } from './http/openapi.js';
+import { installMetricsRoute, ServiceMetrics } from './http/metrics.js';
 import { createRateLimiter } from './http/rate-limit.js';
 import { lazySerializers } from './http/serialization.js';
 import { installBodyRules, installValidation } from './http/validation.js';
@@ -85,18 +86,27 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   const ownsDatabase = !options.database;
   if (options.migrate ?? true) await migrateToLatest(database.db);
 
+  const clock = options.clock ?? createClock();
+  const metrics = new ServiceMetrics({
+    db: database.db,
+    clock,
+    connections: database.connections,
+    queues: () => jobs.queues,
+    onCollectError: (error) => app.log.warn({ err: error }, 'metrics: the job figures could not be read; this scrape goes without them'),
+  });
   const limiter = createRateLimiter({
     max: config.rateLimitMax,
     windowSeconds: config.rateLimitWindowSeconds,
     redisUrl: config.redisUrl,
     keyPrefix: options.rateLimitKeyPrefix,
+    onRefused: (reason) => metrics.countRateLimitRefusal(reason),
   });
   const sharedLimits = await limiter.ready();
   const deps: ServiceDeps = {
     config,
     db: database.db,
     storeKind: database.kind,
-    clock: options.clock ?? createClock(),
+    clock,
     cursors: new CursorCodec(await loadCursorSecret(database.db)),
     principals: new PrincipalCache(config.authCacheSeconds),
     limiter,
@@ -108,6 +118,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
           onError: (error, workspaceId) => app.log.error({ err: error, workspaceId }, 'search counts could not be prepared; SQL counts meanwhile'),
         })
       : undefined,
+    metrics,
   };
 
   const app = Fastify({
@@ -144,6 +155,9 @@ export async function buildService(options: BuildOptions): Promise<Service> {
     if (draining) reply.header('Connection', 'close');
     return payload;
   });
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.observeRequest(request, reply);
+  });
   app.addHook('onRoute', enrichRouteSchema);
   installValidation(app);
   installBodyRules(app);
@@ -162,6 +176,8 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       return reply.code(503).send({ status: 'database unreachable' });
     }
   });
+  // Only with a token configured: an operator who set none gets 404, as for any unknown path.
+  if (config.metricsToken) installMetricsRoute(app, metrics, config.metricsToken);
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
 
   const jobs = new JobRunner({ db: deps.db, clock: deps.clock, log: app.log });
@@ -205,6 +221,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
         await deps.counts?.close();
         await limiter.close();
       } finally {
+        metrics.close();
         if (ownsDatabase) await database.close();
       }
     })();

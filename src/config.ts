@@ -22,6 +22,8 @@ const ConfigSchema = Type.Object({
   searchCounts: Type.Boolean(),
   searchCountsMaxPeople: Type.Integer({ minimum: 0 }),
   incentiveProvider: Type.Union(providerNames.map((name) => Type.Literal(name))),
+  /** The bearer token GET /metrics asks for; without one, /metrics is not served (404). */
+  metricsToken: Type.Optional(Type.String({ minLength: 16, maxLength: 256, pattern: '^[!-~]+$' })),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -84,6 +86,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     searchCountsMaxPeople: integer(env.SEARCH_COUNTS_MAX_PEOPLE, 5_000_000),
     // Where new provider-backed incentives are ordered; `sandbox` pays no one and reaches nothing outside.
     incentiveProvider: oneOf('INCENTIVE_PROVIDER', env.INCENTIVE_PROVIDER, providerNames, DEFAULT_PROVIDER),
+    // A secret of the operator's own (16 to 256 printable ASCII characters, no spaces) that the scraper sends.
+    metricsToken: blankToUndefined(env.METRICS_TOKEN),
     ...overrides,
   };
   for (const key of Object.keys(candidate) as (keyof Config)[]) {

@@ -6,6 +6,7 @@ import type { StoreKind } from './db/database.js';
 import type { FastifyRequest } from 'fastify';
 import { type Principal, type PrincipalCache, principalOf } from './http/auth.js';
 import type { CursorCodec } from './http/cursor.js';
+import type { ServiceMetrics } from './http/metrics.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import type { IncentiveProviders } from './providers/index.js';
 import type { SearchCounts } from './search/counts/index.js';
@@ -23,6 +24,8 @@ export interface ServiceDeps {
   providers: IncentiveProviders;
   /** Exact search totals held in process (undefined when SEARCH_COUNTS=off): src/search/counts/. */
   counts: SearchCounts | undefined;
+  /** This instance's metrics (GET /metrics): what families count goes here. */
+  metrics: ServiceMetrics;
 }
 
 /**

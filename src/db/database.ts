@@ -3,14 +3,23 @@ import path from 'node:path';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { DataDirLockedError, lockDataDir } from './data-dir-lock.js';
-import { PGliteDialect } from './pglite-dialect.js';
+import { type ConnectionQueue, PGliteDialect } from './pglite-dialect.js';
 import type { DB } from './schema.js';
 
 export type StoreKind = 'postgres' | 'embedded';
 
+/**
+ * How the store's connections are doing, for the metrics: PostgreSQL's pool, or the queue in
+ * which the embedded store serializes transactions on its single connection.
+ */
+export type ConnectionState =
+  | { kind: 'pool'; pool: { readonly totalCount: number; readonly idleCount: number; readonly waitingCount: number }; max: number }
+  | { kind: 'queue'; queue: ConnectionQueue };
+
 export interface Database {
   db: Kysely<DB>;
   kind: StoreKind;
+  connections: ConnectionState;
   /** The embedded store's data as a tarball (tests start their stores from a migrated one). */
   dump?: () => Promise<Blob | File>;
   close(): Promise<void>;
@@ -87,7 +96,7 @@ function openPostgres(
   // next query fails (the request answers 503) and the pool discards it on release.
   pool.on('connect', (client) => client.on('error', onConnectionError));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  return { db, kind: 'postgres', close: () => db.destroy() };
+  return { db, kind: 'postgres', connections: { kind: 'pool', pool, max: poolSize }, close: () => db.destroy() };
 }
 
 
@@ -114,10 +123,12 @@ async function openEmbedded(options: OpenOptions): Promise<Database> {
       extensions: { pg_trgm },
     });
     await pglite.exec(`set TimeZone = 'UTC'`);
-    const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
+    const dialect = new PGliteDialect(pglite);
+    const db = new Kysely<DB>({ dialect });
     return {
       db,
       kind: 'embedded',
+      connections: { kind: 'queue', queue: dialect.queue },
       dump: async () => pglite.dumpDataDir('none'),
       close: async () => {
         await db.destroy();

@@ -145,4 +145,41 @@ describe('PGlite dialect', () => {
       await pglite.close();
     }
   });
+
+  it('tells how many wait for the connection, for how long, and how long each wait lasted', async () => {
+    if (database.connections.kind !== 'queue') throw new Error('the embedded store serializes on a queue');
+    const queue = database.connections.queue;
+    const waits: number[] = [];
+    const stop = queue.onWait((seconds) => waits.push(seconds));
+    try {
+      let letGo!: () => void;
+      const holding = new Promise<void>((resolve) => {
+        letGo = resolve;
+      });
+      let holds!: () => void;
+      const held = new Promise<void>((resolve) => {
+        holds = resolve;
+      });
+      const transaction = db.transaction().execute(async (trx) => {
+        await sql`select 1`.execute(trx);
+        holds();
+        await holding;
+      });
+      await held;
+      const queued = [sql`select 1`.execute(db), sql`select 2`.execute(db)];
+      await nextTick();
+      expect(queue.waiting).toBe(2);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(queue.oldestWaitSeconds()).toBeGreaterThanOrEqual(0.015);
+      letGo();
+      await Promise.all([transaction, ...queued]);
+      expect(queue.waiting).toBe(0);
+      expect(queue.oldestWaitSeconds()).toBe(0);
+      // The transaction's own wait (none), then the two that waited behind it.
+      expect(waits).toHaveLength(3);
+      expect(waits.filter((seconds) => seconds >= 0.015)).toHaveLength(2);
+    } finally {
+      stop();
+    }
+  });
 });

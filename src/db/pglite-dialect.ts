@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { PGlite } from '@electric-sql/pglite';
 import {
   type CompiledQuery,
@@ -25,15 +26,20 @@ export interface PGliteDialectOptions {
  * transaction (the `kysely-pglite` dialect does not do this and loses writes).
  */
 export class PGliteDialect implements Dialect {
+  /** The queue for the single connection, which the metrics read (src/http/metrics.ts). */
+  readonly queue: ConnectionQueue;
+
   constructor(
     private readonly pglite: PGlite,
-    private readonly options: PGliteDialectOptions = {},
-  ) {}
+    options: PGliteDialectOptions = {},
+  ) {
+    this.queue = new ConnectionLock(options.acquireTimeoutMs ?? ACQUIRE_TIMEOUT_MS);
+  }
   createAdapter() {
     return new PostgresAdapter();
   }
   createDriver(): Driver {
-    return new PGliteDriver(this.pglite, this.options.acquireTimeoutMs ?? ACQUIRE_TIMEOUT_MS);
+    return new PGliteDriver(this.pglite, this.queue as ConnectionLock);
   }
   createIntrospector(db: Kysely<unknown>) {
     return new PostgresIntrospector(db);
@@ -47,10 +53,46 @@ export class PGliteDialect implements Dialect {
  * ran on the root handle inside a transaction (which would wait for itself forever). */
 const ACQUIRE_TIMEOUT_MS = 60_000;
 
-class ConnectionLock {
+/** What the serialized queue for the embedded store's single connection tells an operator. */
+export interface ConnectionQueue {
+  /** Queries and transactions waiting for the connection (not the one holding it). */
+  readonly waiting: number;
+  /** How long the longest-waiting of them has waited so far, in seconds (0 when none waits). */
+  oldestWaitSeconds(): number;
+  /**
+   * Tells `listener` how long each wait for the connection lasted, in seconds (a wait that timed
+   * out too); returns the function that stops it.
+   */
+  onWait(listener: (seconds: number) => void): () => void;
+}
+
+class ConnectionLock implements ConnectionQueue {
   private tail: Promise<void> = Promise.resolve();
+  /** The start (performance.now()) of every wait under way, oldest first: the queue is FIFO. */
+  private readonly waits = new Set<{ since: number }>();
+  private readonly listeners = new Set<(seconds: number) => void>();
 
   constructor(private readonly timeoutMs: number) {}
+
+  get waiting(): number {
+    return this.waits.size;
+  }
+
+  oldestWaitSeconds(): number {
+    for (const wait of this.waits) return (performance.now() - wait.since) / 1000;
+    return 0;
+  }
+
+  onWait(listener: (seconds: number) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private ended(wait: { since: number }) {
+    this.waits.delete(wait);
+    const seconds = (performance.now() - wait.since) / 1000;
+    for (const listener of this.listeners) listener(seconds);
+  }
 
   acquire(): Promise<() => void> {
     let release!: () => void;
@@ -59,31 +101,39 @@ class ConnectionLock {
     });
     const previous = this.tail;
     this.tail = previous.then(() => held);
+    const wait = { since: performance.now() };
+    this.waits.add(wait);
     return new Promise((resolve, reject) => {
       let timedOut = false;
       const timer = setTimeout(() => {
         timedOut = true;
+        this.ended(wait);
         reject(new Error('Timed out waiting for the embedded database connection'));
       }, this.timeoutMs);
       void previous.then(() => {
         clearTimeout(timer);
         // A waiter that gave up still holds its place in the queue: pass the turn on, or every
         // later query would wait forever.
-        if (timedOut) release();
-        else resolve(release);
+        if (timedOut) {
+          release();
+        } else {
+          this.ended(wait);
+          resolve(release);
+        }
       });
     });
   }
 }
 
 class PGliteDriver implements Driver {
-  private readonly lock: ConnectionLock;
   private readonly releases = new WeakMap<DatabaseConnection, () => void>();
   private readonly connection: PGliteConnection;
 
-  constructor(pglite: PGlite, acquireTimeoutMs: number) {
+  constructor(
+    pglite: PGlite,
+    private readonly lock: ConnectionLock,
+  ) {
     this.connection = new PGliteConnection(pglite);
-    this.lock = new ConnectionLock(acquireTimeoutMs);
   }
 
   async init(): Promise<void> {}

@@ -31,6 +31,12 @@ export interface RateLimiterOptions {
   redisUrl?: string;
   keyPrefix?: string;
   now?: () => number;
+  /**
+   * Told of every refusal (a consume past the budget, or refusalIfSpent finding it spent), with
+   * its reason: the budget's name for a budget of its own (withBudget: `signup`), else the kind of
+   * key, the part before its first ':' (`token`, `address`). The metrics count them.
+   */
+  onRefused?: (reason: string) => void;
 }
 
 /**
@@ -65,7 +71,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     });
   };
 
-  const budgetOver = (max: number, prefix: string, close: () => Promise<void>): RateLimiter => {
+  const budgetOver = (max: number, prefix: string, budgetName: string | undefined, close: () => Promise<void>): RateLimiter => {
     const common = { points: max, duration: options.windowSeconds, keyPrefix: prefix };
     // If Redis is unreachable, each instance falls back to its own in-process budget rather than
     // failing every request: limits loosen by the number of instances for as long as it lasts.
@@ -84,26 +90,31 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       };
     };
 
+    const refuse = (key: string, result: RateLimiterRes): RateLimitDecision => {
+      options.onRefused?.(budgetName ?? key.split(':', 1)[0]!);
+      return decide(result, false);
+    };
+
     return {
       async consume(key) {
         try {
           return decide(await limiter.consume(key), true);
         } catch (rejection) {
-          if (rejection instanceof RateLimiterRes) return decide(rejection, false);
+          if (rejection instanceof RateLimiterRes) return refuse(key, rejection);
           throw rejection;
         }
       },
       async refusalIfSpent(key) {
         const state = await limiter.get(key).catch(() => null);
-        return state && state.remainingPoints <= 0 ? decide(state, false) : undefined;
+        return state && state.remainingPoints <= 0 ? refuse(key, state) : undefined;
       },
       ready,
-      withBudget: (budget) => budgetOver(budget.max, `${keyPrefix}:${budget.name}`, async () => {}),
+      withBudget: (budget) => budgetOver(budget.max, `${keyPrefix}:${budget.name}`, budget.name, async () => {}),
       close,
     };
   };
 
-  return budgetOver(options.max, keyPrefix, async () => {
+  return budgetOver(options.max, keyPrefix, undefined, async () => {
     if (!redis) return;
     // quit() needs a live connection; an unreachable Redis is simply dropped.
     if (redis.status === 'ready') await redis.quit().catch(() => redis?.disconnect());

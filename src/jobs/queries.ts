@@ -183,3 +183,33 @@ export async function deleteFinishedJobs(db: Kysely<DB>, state: 'completed' | 'f
   `.execute(db);
   return Number(result.numAffectedRows ?? 0n);
 }
+
+/** What the job table holds of one queue, for the metrics. */
+export interface QueueFigures {
+  queue: string;
+  /** Jobs waiting to run, due or not yet (a retry's backoff, a later run_after). */
+  queued: number;
+  running: number;
+  /** Failed for good, kept until the prune job removes them (FAILED_RETENTION_DAYS). */
+  failed: number;
+  /** When the longest-waiting due job became due; null when no queued job is due. */
+  oldestDueAt: string | null;
+}
+
+/**
+ * Every queue's figures in one statement over the job table alone, of every workspace: a scrape
+ * of the metrics costs one query however many queues and workspaces there are.
+ */
+export async function queueFigures(db: Kysely<DB>, now: Date): Promise<QueueFigures[]> {
+  const { rows } = await sql<{ queue: string; queued: number; running: number; failed: number; oldest_due_at: string | null }>`
+    select queue,
+      count(*) filter (where state = 'queued')::int as queued,
+      count(*) filter (where state = 'running')::int as running,
+      count(*) filter (where state = 'failed')::int as failed,
+      min(run_after) filter (where state = 'queued' and run_after <= ${now.toISOString()}) as oldest_due_at
+    from jobs
+    where state in ('queued', 'running', 'failed')
+    group by queue
+  `.execute(db);
+  return rows.map((row) => ({ queue: row.queue, queued: row.queued, running: row.running, failed: row.failed, oldestDueAt: row.oldest_due_at }));
+}

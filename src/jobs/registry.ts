@@ -15,7 +15,7 @@ import type { JobRunner } from './runner.js';
 export function registerJobs(runner: JobRunner, deps: ServiceDeps): void {
   runner.register(pruneJobsHandler(deps.db));
   runner.schedule(pruneJobsSchedule);
-  runner.register(importJobHandler(deps.db, deps.clock));
+  runner.register(importJobHandler(deps.db, deps.clock, { onRowsCommitted: (rows) => deps.metrics.countImportRows(rows) }));
   runner.register(purgePeopleHandler(deps.db, deps.clock));
   runner.schedule(purgePeopleSchedule);
   runner.register(pruneIdempotencyKeysHandler(deps.db));

@@ -26,6 +26,14 @@ export interface ImportJobOptions {
    * as a crash between batches would.
    */
   afterBatch?: (importId: string, batch: number) => void | Promise<void>;
+  /** Told the rows of each committed batch (also the row where a broken file stops): the metrics count them. */
+  onRowsCommitted?: (rows: CommittedRows) => void;
+}
+
+/** Rows one transaction of an import committed: people upserted, and rows refused. */
+export interface CommittedRows {
+  imported: number;
+  failed: number;
 }
 
 /** Another run of the same import committed meanwhile (this one's lease had lapsed): it stops. */
@@ -55,7 +63,7 @@ export function importJobHandler(db: Kysely<DB>, clock: Clock, options: ImportJo
     async run(job) {
       const { importId } = job.payload;
       try {
-        return await runImport(db, clock, job, batchSize, options.afterBatch);
+        return await runImport(db, clock, job, batchSize, options);
       } catch (error) {
         // Out of attempts: the import says so rather than staying RUNNING.
         if (job.attempt >= job.maxAttempts && !job.signal.aborted && !(error instanceof ImportSuperseded)) {
@@ -67,7 +75,8 @@ export function importJobHandler(db: Kysely<DB>, clock: Clock, options: ImportJo
   };
 }
 
-async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, batchSize: number, afterBatch: ImportJobOptions['afterBatch']) {
+async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, batchSize: number, options: ImportJobOptions) {
+  const { afterBatch, onRowsCommitted } = options;
   const { workspaceId } = job;
   const { importId } = job.payload;
   const started = await db
@@ -129,7 +138,9 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
         await refreshPeopleStatistics(db);
         analyzeAt = written * 2;
       }
-      await commitBatch(db, clock, batchContext, rows, from, next);
+      // Committed first, then told: an optional call would skip the commit with no listener.
+      const committed = await commitBatch(db, clock, batchContext, rows, from, next);
+      onRowsCommitted?.(committed);
       written += rows.length;
       batches++;
       await afterBatch?.(importId, batches);
@@ -209,6 +220,7 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
   if (broken) {
     // The file itself is broken here: what came before went in; the rest cannot be read reliably.
     await recordError(db, clock, batchContext, offset, dataRows + 1, 'The file is not valid CSV from this row on; the import stopped here');
+    onRowsCommitted?.({ imported: 0, failed: 1 });
     await queries.finishImport(db, workspaceId, importId, 'FAILED', clock.now().toISOString(), dataRows + 1);
     return { importId, status: 'FAILED', rows: dataRows + 1 };
   }
@@ -281,10 +293,10 @@ interface Upsert extends PersonUpsert {
   rowNumbers: number[];
 }
 
-async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, batch: RowOutcome[], expectedOffset: number, nextOffset: number) {
+async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, batch: RowOutcome[], expectedOffset: number, nextOffset: number): Promise<CommittedRows> {
   const { workspaceId, importId, catalogue } = context;
   const now = clock.now().toISOString();
-  await inTransaction(db, async (transaction) => {
+  return inTransaction(db, async (transaction) => {
     const guard = await fence(transaction, context, expectedOffset, now);
 
     const upserts = new Map<string, Upsert>();
@@ -334,5 +346,6 @@ async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, 
       .where('workspace_id', '=', workspaceId)
       .where('import_id', '=', importId)
       .execute();
+    return { imported, failed: failures.length };
   });
 }
