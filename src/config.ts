@@ -20,6 +20,8 @@ const ConfigSchema = Type.Object({
   jobs: Type.Boolean(),
   jobPollSeconds: Type.Number({ exclusiveMinimum: 0 }),
   searchCounts: Type.Boolean(),
+  /** Requests run as the tenant role under row-level security (src/db/tenancy.ts); off only to measure its cost. */
+  rowLevelSecurity: Type.Boolean(),
   searchCountsMaxPeople: Type.Integer({ minimum: 0 }),
   incentiveProvider: Type.Union(providerNames.map((name) => Type.Literal(name))),
   /** The bearer token GET /metrics asks for; without one, /metrics is not served (404). */
@@ -83,6 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     jobPollSeconds: decimal(env.JOB_POLL_SECONDS, 5),
     // Exact search totals from columns held in process (src/search/counts/); off: every total is counted by SQL.
     searchCounts: onOff('SEARCH_COUNTS', env.SEARCH_COUNTS, true),
+    rowLevelSecurity: onOff('ROW_LEVEL_SECURITY', env.ROW_LEVEL_SECURITY, true),
     searchCountsMaxPeople: integer(env.SEARCH_COUNTS_MAX_PEOPLE, 5_000_000),
     // Where new provider-backed incentives are ordered; `sandbox` pays no one and reaches nothing outside.
     incentiveProvider: oneOf('INCENTIVE_PROVIDER', env.INCENTIVE_PROVIDER, providerNames, DEFAULT_PROVIDER),

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { DataDirLockedError, lockDataDir } from './data-dir-lock.js';
 import { type ConnectionQueue, PGliteDialect } from './pglite-dialect.js';
 import type { DB } from './schema.js';
+import { scopeConnection } from './tenancy.js';
 
 export type StoreKind = 'postgres' | 'embedded';
 
@@ -95,7 +96,8 @@ function openPostgres(
   // emits 'error' on itself, not on the pool: unheard, that too would crash the process. Its
   // next query fails (the request answers 503) and the pool discards it on release.
   pool.on('connect', (client) => client.on('error', onConnectionError));
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  // Each connection taken is first switched to the scope of the work taking it (src/db/tenancy.ts).
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool, onReserveConnection: (connection) => scopeConnection(connection) }) });
   return { db, kind: 'postgres', connections: { kind: 'pool', pool, max: poolSize }, close: () => db.destroy() };
 }
 

@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { DB, PropertyType } from '../db/schema.js';
 import { type JobHandler, type Schedule, sweepScope } from '../jobs/queue.js';
 import { customValueOf } from './catalogue.js';
+import { asOwnerWithin } from '../db/tenancy.js';
 
 /**
  * Planner statistics on each custom property's value as the catalogue reads it out of
@@ -31,13 +32,16 @@ export const loweredStatisticsName = (propertyId: string) => `${statisticsName(p
 
 /** Inside the transaction that creates the properties. */
 export async function createPropertyStatistics(db: Kysely<DB>, properties: readonly { propertyId: string; propertyType: PropertyType }[]): Promise<void> {
-  for (const { propertyId, propertyType } of properties) {
-    if (!typesWithStatistics.includes(propertyType)) continue;
-    // DDL takes no parameters: the id goes in as a literal (ids are checked by the caller's schema, and quoted here).
-    const value = customValueOf(propertyType, sql.ref('properties'), sql`cast(${sql.lit(propertyId)} as text)`)({ workspaceId: '', now: new Date(0) });
-    await sql`create statistics if not exists ${sql.id(statisticsName(propertyId))} on (${value}) from people`.execute(db);
-    if (propertyType === 'STRING') await sql`create statistics if not exists ${sql.id(loweredStatisticsName(propertyId))} on (lower(${value})) from people`.execute(db);
-  }
+  // Only the table's owner may create statistics on it: a request's transaction runs as the tenant.
+  await asOwnerWithin(db, async () => {
+    for (const { propertyId, propertyType } of properties) {
+      if (!typesWithStatistics.includes(propertyType)) continue;
+      // DDL takes no parameters: the id goes in as a literal (ids are checked by the caller's schema, and quoted here).
+      const value = customValueOf(propertyType, sql.ref('properties'), sql`cast(${sql.lit(propertyId)} as text)`)({ workspaceId: '', now: new Date(0) });
+      await sql`create statistics if not exists ${sql.id(statisticsName(propertyId))} on (${value}) from people`.execute(db);
+      if (propertyType === 'STRING') await sql`create statistics if not exists ${sql.id(loweredStatisticsName(propertyId))} on (lower(${value})) from people`.execute(db);
+    }
+  });
 }
 
 /**
