@@ -16,6 +16,7 @@ import * as propertyStatistics from './20261124002100_property_statistics.js';
 import * as textSearch from './20261124100000_text_search.js';
 import * as searchCounts from './20261124100100_search_counts.js';
 import * as textStatistics from './20261124110000_text_statistics.js';
+import * as customIncentiveWithoutAmount from './20261125000000_custom_incentive_without_amount.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
 export const migrations: Record<string, Migration> = {
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '20261124100000_text_search': textSearch,
   '20261124100100_search_counts': searchCounts,
   '20261124110000_text_statistics': textStatistics,
+  '20261125000000_custom_incentive_without_amount': customIncentiveWithoutAmount,
 };
