@@ -48,14 +48,14 @@ describe('seedDemo', () => {
     }
   });
 
-  it('gives every study a screener: SERVICE with questions, or the survey platform for surveys', async () => {
+  it('gives every study a SERVICE screener: with questions, or empty (includeScreener) for surveys', async () => {
     for (const studyId of seeded.studyIds) {
       const response = await call(service, 'GET', `/studies/${studyId}`, { token: seeded.token });
       expect(response.statusCode, response.body).toBe(200);
       const study = response.json();
       expect(study.studyPlan.includeScreener).toBe(true);
       if (study.studyType === 'SURVEY') {
-        expect(study.screener).toMatchObject({ studyId, type: 'EXTERNAL_SURVEY' });
+        expect(study.screener).toMatchObject({ studyId, type: 'SERVICE', questions: [] });
       } else {
         expect(study.screener).toMatchObject({ studyId, type: 'SERVICE' });
         expect(study.screener.questions).toHaveLength(2);
