@@ -169,7 +169,15 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicUrl
           '`GET /healthz` (the process is up) and `GET /readyz` (the database is reachable).',
         license: { name: 'MIT', identifier: 'MIT' },
       },
-      servers: [{ url: `${options.publicUrl ?? 'http://127.0.0.1:8080'}${apiPrefix}`, description: 'This service' }],
+      // Without PUBLIC_URL the server is relative: a client (the interactive reference's "Try it
+      // out" among them) resolves it against the address it read the document from, so it reaches
+      // the server that served it, on whatever host and port; and the committed document is the
+      // same on every machine.
+      servers: [
+        options.publicUrl
+          ? { url: `${options.publicUrl.replace(/\/+$/, '')}${apiPrefix}`, description: 'This service (PUBLIC_URL)' }
+          : { url: apiPrefix, description: 'This service: the server this document was read from' },
+      ],
       tags,
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from `cli token create` or `cli workspace create`.' } } },
     },
