@@ -95,3 +95,28 @@ export function call(service: Service, method: string, url: string, options: Cal
     ...(options.body !== undefined ? { payload: options.body as object } : {}),
   });
 }
+
+const helperTokens = new WeakMap<object, Promise<string>>();
+
+/**
+ * A SUPER_ADMIN token of `service`, for the test-helper routes (which answer no other role):
+ * made once per service, in a workspace of its own ("Test helpers").
+ */
+export function superAdminToken(service: Service): Promise<string> {
+  let token = helperTokens.get(service.app);
+  if (!token) {
+    token = createTenant(service, 'Test helpers').then((tenant) => tenant.token);
+    // A failed attempt is not remembered: the next call tries again.
+    token.catch(() => helperTokens.delete(service.app));
+    helperTokens.set(service.app, token);
+  }
+  return token;
+}
+
+/**
+ * One request to a test-helper route (`path` below /v1/test-helpers), with a SUPER_ADMIN token:
+ * `options.token` when given (a tenant's own SUPER_ADMIN token), else superAdminToken(service).
+ */
+export async function callTestHelper(service: Service, method: string, path: string, options: CallOptions = {}): Promise<LightMyRequestResponse> {
+  return call(service, method, `/test-helpers${path}`, { ...options, token: options.token ?? (await superAdminToken(service)) });
+}

@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
-import { call, type Tenant, type TestService } from './harness.js';
+import { call, callTestHelper, type Tenant, type TestService } from './harness.js';
 import { addParticipants } from './participants-factory.js';
 import { createPerson } from './people-factory.js';
 
@@ -101,6 +101,6 @@ export function incentiveRow(service: TestService, tenant: Tenant, incentiveId: 
 }
 
 export async function setClock(service: TestService, at: Date | string) {
-  const response = await call(service, 'POST', '/test-helpers/clock', { body: { now: typeof at === 'string' ? at : at.toISOString() } });
+  const response = await callTestHelper(service, 'POST', '/clock', { body: { now: typeof at === 'string' ? at : at.toISOString() } });
   expect(response.statusCode, response.body).toBe(200);
 }

@@ -31,8 +31,9 @@ import { badRequest, conflict } from './errors.js';
  * time, not the service's clock: the test-helper clock moves business time for one instance,
  * and must not expire another instance's reservations.
  *
- * Routes opt out with `config: { idempotency: false }` (only POST /imports does: its CSV body
- * is streamed to storage, never held whole, so it cannot be fingerprinted); they refuse the header.
+ * Routes opt out with `config: { idempotency: false }` (POST /imports does: its CSV body is
+ * streamed to storage, never held whole, so it cannot be fingerprinted; and the test helpers,
+ * whose retries are meant to act again); they refuse the header.
  */
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';

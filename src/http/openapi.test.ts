@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateOpenApi, openApiPath } from '../../scripts/write-openapi.js';
-import { startTestService, type TestService } from '../../test/harness.js';
+import { createTenant, startTestService, type TestService } from '../../test/harness.js';
 import { allRights, type Right, rolesWithRight } from './rights.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -260,5 +260,56 @@ describe('GET /docs', () => {
     const document = await service.app.inject({ method: 'GET', url: `/docs/${url}` });
     expect(document.statusCode).toBe(200);
     expect(document.json()).toEqual(served);
+  });
+});
+
+describe('the server of the document the interactive reference uses', () => {
+  /** What the page at /docs does: read its initializer, then the document at the URL it names, resolved as the browser would. */
+  async function documentOfThePage(origin: string) {
+    const pageUrl = `${origin}/docs`;
+    const initializer = await (await fetch(`${pageUrl}/static/swagger-initializer.js`)).text();
+    const relative = /url:\s*resolveUrl\('([^']+)'\)/.exec(initializer)?.[1];
+    expect(relative).toBeDefined();
+    // resolveUrl: the page's address with a trailing slash, then the relative URL.
+    const documentUrl = new URL(relative!, `${pageUrl}/`).href;
+    const response = await fetch(documentUrl);
+    expect(response.status).toBe(200);
+    return { documentUrl, document: (await response.json()) as { servers: { url: string }[] } };
+  }
+
+  it('without PUBLIC_URL is relative (/v1), so "Try it out" reaches the server it was read from, on any host and port', async () => {
+    const listening = await startTestService({ publicUrl: undefined });
+    try {
+      const tenant = await createTenant(listening);
+      const origin = await listening.app.listen({ port: 0, host: '127.0.0.1' });
+      expect(origin).not.toMatch(/:8080$/);
+      const { documentUrl, document } = await documentOfThePage(origin);
+      expect(document.servers).toEqual([expect.objectContaining({ url: '/v1' })]);
+      // Swagger UI resolves a relative server URL against the document's URL.
+      const base = new URL(document.servers[0]!.url, documentUrl).href;
+      expect(base).toBe(`${origin}/v1`);
+      const me = await fetch(`${base}/me`, { headers: { authorization: `Bearer ${tenant.token}` } });
+      expect(me.status).toBe(200);
+      expect(((await me.json()) as { workspaceId: string }).workspaceId).toBe(tenant.workspaceId);
+      // The same document at /v1/openapi.json, and the committed one says the same.
+      expect(((await (await fetch(`${base}/openapi.json`)).json()) as { servers: unknown }).servers).toEqual(document.servers);
+      expect((JSON.parse(readFileSync(openApiPath, 'utf8')) as { servers: unknown }).servers).toEqual(document.servers);
+    } finally {
+      await listening.stop();
+    }
+  });
+
+  it('with PUBLIC_URL is that origin with /v1 (a trailing slash dropped)', async () => {
+    for (const publicUrl of ['https://recruit.example.org', 'https://recruit.example.org/']) {
+      const configured = await startTestService({ publicUrl });
+      try {
+        const response = await configured.app.inject({ method: 'GET', url: '/docs/json' });
+        expect(response.json<{ servers: { url: string }[] }>().servers.map((server) => server.url)).toEqual(['https://recruit.example.org/v1']);
+        const served = await configured.app.inject({ method: 'GET', url: '/v1/openapi.json' });
+        expect(served.json<{ servers: { url: string }[] }>().servers.map((server) => server.url)).toEqual(['https://recruit.example.org/v1']);
+      } finally {
+        await configured.stop();
+      }
+    }
   });
 });

@@ -69,6 +69,9 @@ export function enrichRouteSchema(route: RouteOptions): void {
     // stops the service from starting.
     if (!route.config?.public) throw new Error(`Route ${route.method} ${route.url} declares neither config.right nor config.public`);
     schema.security = [];
+    const responses = { ...(schema.response as Record<string, Record<string, unknown>> | undefined) };
+    documentBodyRefusals(route, responses);
+    schema.response = responses;
     return;
   }
   const roles = rolesWithRight(right);
@@ -95,15 +98,36 @@ export function enrichRouteSchema(route: RouteOptions): void {
   // What the shared mechanisms answer on every route that takes input, so each route need not say it.
   const takesInput = schema.params !== undefined || schema.querystring !== undefined || schema.body !== undefined;
   if (takesInput && !responses[400]) responses[400] = { ...errorResponse('Invalid input; `path` names the offending field or parameter.'), headers: rateLimitHeaders };
-  if (schema.body !== undefined) {
-    responses[413] ??= { ...errorResponse('The request body is larger than 1 MiB.'), headers: rateLimitHeaders };
-    responses[415] ??= { ...errorResponse('The request body is not application/json.'), headers: rateLimitHeaders };
-  }
+  documentBodyRefusals(route, responses, rateLimitHeaders);
   for (const [status, response] of Object.entries(plainErrors)) {
     if (!responses[status]) responses[status] = { ...response, headers: { ...rateLimitHeaders, ...(response as { headers?: object }).headers } };
   }
   responses[503] ??= plainText('Service Unavailable: the instance is shutting down; retry on another.', 'Service Unavailable');
   schema.response = responses;
+}
+
+/** The methods whose requests Fastify reads a body of (and so may refuse one of): all but GET, HEAD and TRACE. */
+const bodyMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/**
+ * What the shared body handling answers on every route of a method that carries a body, whether
+ * or not the operation takes one (a DELETE with a body is parsed like a POST): 413 for a body
+ * over the limit, 415 for one that is not JSON (nor the operation's own type, such as text/csv),
+ * and 400 for malformed JSON or, on an operation without a body, one with fields.
+ */
+function documentBodyRefusals(route: RouteOptions, responses: Record<string, Record<string, unknown>>, rateLimited?: object): void {
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  if (!methods.some((method) => bodyMethods.has(method))) return;
+  const takesBody = route.schema?.body !== undefined;
+  const noBodyNote = 'This operation takes no body: a request with one that has fields (or is not a JSON object) is refused.';
+  const headers = rateLimited ? { headers: rateLimited } : {};
+  if (!responses[400]) responses[400] = { ...errorResponse(takesBody ? 'Invalid input; `path` names the offending field or parameter.' : noBodyNote), ...headers };
+  else if (!takesBody) responses[400] = { ...responses[400], description: `${String(responses[400].description ?? 'Invalid input.')} Or: ${noBodyNote.charAt(0).toLowerCase()}${noBodyNote.slice(1)}` };
+  responses[413] ??= { ...errorResponse('The request body is larger than 1 MiB.'), ...headers };
+  responses[415] ??= {
+    ...errorResponse(takesBody ? 'The request body is not application/json.' : 'The request carries a body that is not application/json (this operation takes none; send no body).'),
+    ...headers,
+  };
 }
 
 const replayedHeader = {
@@ -145,7 +169,15 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicUrl
           '`GET /healthz` (the process is up) and `GET /readyz` (the database is reachable).',
         license: { name: 'MIT', identifier: 'MIT' },
       },
-      servers: [{ url: `${options.publicUrl ?? 'http://127.0.0.1:8080'}${apiPrefix}`, description: 'This service' }],
+      // Without PUBLIC_URL the server is relative: a client (the interactive reference's "Try it
+      // out" among them) resolves it against the address it read the document from, so it reaches
+      // the server that served it, on whatever host and port; and the committed document is the
+      // same on every machine.
+      servers: [
+        options.publicUrl
+          ? { url: `${options.publicUrl.replace(/\/+$/, '')}${apiPrefix}`, description: 'This service (PUBLIC_URL)' }
+          : { url: apiPrefix, description: 'This service: the server this document was read from' },
+      ],
       tags,
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from `cli token create` or `cli workspace create`.' } } },
     },

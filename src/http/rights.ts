@@ -25,6 +25,7 @@ export const allRights = [
   'signups:read',
   'signups:write',
   'events:read',
+  'test-helpers:run',
 ] as const;
 
 export type Right = (typeof allRights)[number];
@@ -39,8 +40,15 @@ export const allRoles: readonly UserRole[] = [
   'OBSERVER',
 ];
 
-const readRights = allRights.filter((right) => right.endsWith(':read'));
-const except = (...excluded: Right[]) => allRights.filter((right) => !excluded.includes(right));
+/**
+ * The test helpers (only with TEST_HELPERS=1) move the service's clock and run every workspace's
+ * background work: SUPER_ADMIN alone may call them, whatever else a role may do.
+ */
+const superAdminRights: readonly Right[] = ['test-helpers:run'];
+/** The rights of the API proper, which the other roles share out. */
+const apiRights = allRights.filter((right) => !superAdminRights.includes(right));
+const readRights = apiRights.filter((right) => right.endsWith(':read'));
+const except = (...excluded: Right[]) => apiRights.filter((right) => !excluded.includes(right));
 
 /**
  * Which role may do what. OBSERVER reads only; CUSTOM roles are configured in the product's
@@ -48,8 +56,8 @@ const except = (...excluded: Right[]) => allRights.filter((right) => !excluded.i
  */
 export const rightsByRole: Record<UserRole, readonly Right[]> = {
   SUPER_ADMIN: allRights,
-  // Runs the panel: everything, as SUPER_ADMIN (workspace administration is CLI-only today).
-  OPS_MANAGER: allRights,
+  // Runs the panel: everything, as SUPER_ADMIN (workspace administration is CLI-only today), but the test helpers.
+  OPS_MANAGER: apiRights,
   // Runs studies and pays participants; leaves the panel's schema and erasure to ops.
   RESEARCHER: except('properties:write', 'people:delete', 'imports:write'),
   // Integrates systems: manages panel data and studies, but moves no money.

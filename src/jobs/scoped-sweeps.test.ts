@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, createTenant, type Tenant, type TestService } from '../../test/harness.js';
+import { call, callTestHelper, createTenant, type Tenant, type TestService } from '../../test/harness.js';
 import { createParticipant, incentiveRow, sendIncentive, setClock } from '../../test/incentives-factory.js';
 import { createPerson } from '../../test/people-factory.js';
 import { startPrivateTestService } from '../../test/private-database.js';
@@ -132,7 +132,7 @@ const swept = {
 };
 
 async function runJobs(query: Record<string, string> = {}): Promise<DrainReport> {
-  const response = await call(service, 'POST', '/test-helpers/jobs/run', { query });
+  const response = await callTestHelper(service, 'POST', '/jobs/run', { query });
   expect(response.statusCode, response.body).toBe(200);
   const report = response.json<DrainReport>();
   expect(report.jobs.filter((run) => run.outcome !== 'completed')).toEqual([]);

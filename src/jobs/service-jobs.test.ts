@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, createTenant, startTestService, type Tenant, type TestService } from '../../test/harness.js';
+import { callTestHelper, createTenant, startTestService, type Tenant, type TestService } from '../../test/harness.js';
 import { startPrivateTestService } from '../../test/private-database.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { expireIncentivesSchedule, providerWorkSchedule } from '../families/incentives/jobs.js';
@@ -27,7 +27,7 @@ const uniqueQueue = (name: string) => `test.${name}.${randomUUID().slice(0, 8)}`
  * What an unscoped run sweeps is tested on a database of its own (scoped-sweeps.test.ts).
  */
 describe('POST /v1/test-helpers/jobs/run', () => {
-  const runFor = (tenant: Tenant) => call(service, 'POST', '/test-helpers/jobs/run', { query: { workspaceId: tenant.workspaceId } });
+  const runFor = (tenant: Tenant) => callTestHelper(service, 'POST', '/jobs/run', { query: { workspaceId: tenant.workspaceId } });
 
   it("runs the workspace's jobs the moved clock makes due, and answers what ran", async () => {
     const tenant = await createTenant(service);
@@ -41,7 +41,7 @@ describe('POST /v1/test-helpers/jobs/run', () => {
       },
     });
     const start = '2090-03-01T00:00:00.000Z';
-    expect((await call(service, 'POST', '/test-helpers/clock', { body: { now: start } })).statusCode).toBe(200);
+    expect((await callTestHelper(service, 'POST', '/clock', { body: { now: start } })).statusCode).toBe(200);
     const { jobId } = await enqueueJob(service.deps.db, service.deps.clock, {
       queue,
       workspaceId: tenant.workspaceId,
@@ -60,7 +60,7 @@ describe('POST /v1/test-helpers/jobs/run', () => {
     expect(first.json()).toMatchObject({ ran: firstRuns.length, completed: firstRuns.length - 1, retrying: 0, failed: 1 });
     expect((await service.deps.db.selectFrom('jobs').select('state').where('job_id', '=', others.jobId).executeTakeFirstOrThrow()).state).toBe('queued');
 
-    expect((await call(service, 'POST', '/test-helpers/clock', { body: { now: '2090-03-01T01:00:00.000Z' } })).statusCode).toBe(200);
+    expect((await callTestHelper(service, 'POST', '/clock', { body: { now: '2090-03-01T01:00:00.000Z' } })).statusCode).toBe(200);
     const second = await runFor(tenant);
     expect(second.statusCode).toBe(200);
     expect(second.json<{ jobs: JobRun[] }>().jobs.filter((run) => run.queue === queue)).toEqual([
@@ -79,7 +79,7 @@ describe('POST /v1/test-helpers/jobs/run', () => {
   it("runs the service's own recurring work for the clock's current slot, as jobs of the workspace, once per slot", async () => {
     const tenant = await createTenant(service);
     const now = '2091-07-04T05:06:07.000Z';
-    await call(service, 'POST', '/test-helpers/clock', { body: { now } });
+    await callTestHelper(service, 'POST', '/clock', { body: { now } });
     const response = await runFor(tenant);
     expect(response.statusCode).toBe(200);
     const runs = response.json<{ jobs: JobRun[] }>().jobs;
@@ -99,21 +99,21 @@ describe('POST /v1/test-helpers/jobs/run', () => {
   });
 
   it('answers 404 for a workspace that does not exist, and 400 for a bad query', async () => {
-    const missing = await call(service, 'POST', '/test-helpers/jobs/run', { query: { workspaceId: 'wsp_nobody' } });
+    const missing = await callTestHelper(service, 'POST', '/jobs/run', { query: { workspaceId: 'wsp_nobody' } });
     expect(missing.statusCode).toBe(404);
     expect(missing.json()).toEqual({ errors: [{ message: 'Workspace not found', path: ['workspaceId'] }] });
-    const system = await call(service, 'POST', '/test-helpers/jobs/run', { query: { workspaceId: SYSTEM_WORKSPACE_ID } });
+    const system = await callTestHelper(service, 'POST', '/jobs/run', { query: { workspaceId: SYSTEM_WORKSPACE_ID } });
     expect(system.statusCode).toBe(404);
-    const empty = await call(service, 'POST', '/test-helpers/jobs/run', { query: { workspaceId: '' } });
+    const empty = await callTestHelper(service, 'POST', '/jobs/run', { query: { workspaceId: '' } });
     expect(empty.statusCode).toBe(400);
-    const unknown = await call(service, 'POST', '/test-helpers/jobs/run', { query: { workspace: 'wsp_x' } });
+    const unknown = await callTestHelper(service, 'POST', '/jobs/run', { query: { workspace: 'wsp_x' } });
     expect(unknown.statusCode).toBe(400);
   });
 
   it('does not exist without TEST_HELPERS=1', async () => {
     const plain = await startTestService({ testHelpers: false });
     try {
-      const response = await call(plain, 'POST', '/test-helpers/jobs/run');
+      const response = await callTestHelper(plain, 'POST', '/jobs/run');
       expect(response.statusCode).toBe(404);
     } finally {
       await plain.stop();

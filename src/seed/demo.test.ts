@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, createTenant, startTestService, type TestService } from '../../test/harness.js';
+import { call, callTestHelper, createTenant, startTestService, type TestService } from '../../test/harness.js';
 import { createParticipant, incentiveRow, sendIncentive, setClock } from '../../test/incentives-factory.js';
 import { createClock } from '../clock.js';
 import { incentiveStatuses } from '../families/incentives/states.js';
@@ -48,14 +48,14 @@ describe('seedDemo', () => {
     }
   });
 
-  it('gives every study a screener: SERVICE with questions, or the survey platform for surveys', async () => {
+  it('gives every study a SERVICE screener: with questions, or empty (includeScreener) for surveys', async () => {
     for (const studyId of seeded.studyIds) {
       const response = await call(service, 'GET', `/studies/${studyId}`, { token: seeded.token });
       expect(response.statusCode, response.body).toBe(200);
       const study = response.json();
       expect(study.studyPlan.includeScreener).toBe(true);
       if (study.studyType === 'SURVEY') {
-        expect(study.screener).toMatchObject({ studyId, type: 'EXTERNAL_SURVEY' });
+        expect(study.screener).toMatchObject({ studyId, type: 'SERVICE', questions: [] });
       } else {
         expect(study.screener).toMatchObject({ studyId, type: 'SERVICE' });
         expect(study.screener.questions).toHaveLength(2);
@@ -109,7 +109,7 @@ describe('seedDemo', () => {
     await setClock(service, new Date(groupSessionTiming(new Date()).sentAt.getTime() - 24 * 60 * 60 * 1000));
     const { participantId } = await createParticipant(service, tenant);
     const foreign = await sendIncentive(service, tenant, participantId);
-    expect((await call(service, 'DELETE', '/test-helpers/clock')).statusCode).toBe(200);
+    expect((await callTestHelper(service, 'DELETE', '/clock')).statusCode).toBe(200);
 
     const again = await seedDemo(service.deps.db, createClock(), service.deps.providers);
     expect(again.workspaceId).not.toBe(seeded.workspaceId);

@@ -17,6 +17,7 @@ import * as textSearch from './20261124100000_text_search.js';
 import * as searchCounts from './20261124100100_search_counts.js';
 import * as textStatistics from './20261124110000_text_statistics.js';
 import * as rowLevelSecurity from './20261124120000_row_level_security.js';
+import * as customIncentiveWithoutAmount from './20261125000000_custom_incentive_without_amount.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
 export const migrations: Record<string, Migration> = {
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '20261124100100_search_counts': searchCounts,
   '20261124110000_text_statistics': textStatistics,
   '20261124120000_row_level_security': rowLevelSecurity,
+  '20261125000000_custom_incentive_without_amount': customIncentiveWithoutAmount,
 };

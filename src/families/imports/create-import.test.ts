@@ -242,7 +242,7 @@ describeSecurity('POST /imports', () => service, {
   method: 'POST',
   right: 'imports:write',
   addressesResource: false,
-  request: async () => ({ url: '/imports', body: 'email\n' }),
+  request: async () => ({ url: '/imports', body: 'email\n', headers: { 'content-type': 'text/csv' } }),
 });
 
 describeSecurity('GET /imports/{importId}', () => service, {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, createTenant, startTestService, type Tenant, type TestService, uniqueEmail } from '../../../test/harness.js';
+import { callTestHelper, createTenant, startTestService, type Tenant, type TestService, uniqueEmail } from '../../../test/harness.js';
 import { createPerson, createPopulation, createProperties } from '../../../test/people-factory.js';
 import { JobRunner } from '../../jobs/runner.js';
 import { closeAbandonedImports } from '../people/purge.js';
@@ -21,7 +21,7 @@ afterAll(async () => service.stop());
  * hold half-done.
  */
 async function setClock(at: Date) {
-  const response = await call(service, 'POST', '/test-helpers/clock', { body: { now: at.toISOString() } });
+  const response = await callTestHelper(service, 'POST', '/clock', { body: { now: at.toISOString() } });
   expect(response.statusCode).toBe(200);
 }
 const later = (at: Date, seconds: number) => new Date(at.getTime() + seconds * 1000);

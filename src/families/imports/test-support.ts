@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { call, type Tenant, type TestService } from '../../../test/harness.js';
+import { call, callTestHelper, type Tenant, type TestService } from '../../../test/harness.js';
 
 export interface ImportResponse {
   importId: string;
@@ -31,7 +31,7 @@ export async function readImport(service: TestService, tenant: Tenant, importId:
 
 /** Runs the tenant's due background work (its own workspace's alone: other files share the database). */
 export async function runJobs(service: TestService, tenant: Tenant) {
-  const response = await call(service, 'POST', '/test-helpers/jobs/run', { query: { workspaceId: tenant.workspaceId } });
+  const response = await callTestHelper(service, 'POST', '/jobs/run', { query: { workspaceId: tenant.workspaceId } });
   expect(response.statusCode, response.body).toBe(200);
   return response.json<{ jobs: { jobId: string; queue: string; outcome: string; error?: string }[] }>();
 }

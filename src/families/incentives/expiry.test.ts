@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, createTenant, startTestService, type Tenant, type TestService } from '../../../test/harness.js';
+import { call, callTestHelper, createTenant, startTestService, type Tenant, type TestService } from '../../../test/harness.js';
 import { createParticipant, incentiveRow, incentiveStatus, sendIncentive, setClock } from '../../../test/incentives-factory.js';
 import { JobRunner } from '../../jobs/runner.js';
 import { type ExpiryResult, EXPIRY_QUEUE, expireIncentivesHandler, expireIncentivesSchedule, PROVIDER_QUEUE, providerWorkHandler, providerWorkSchedule } from './jobs.js';
@@ -12,7 +12,7 @@ afterAll(async () => service.stop());
 
 /** Runs the tenant's due background work (jobs/run for its workspace), its expiry among them. */
 async function runJobs(tenant: Tenant) {
-  const response = await call(service, 'POST', '/test-helpers/jobs/run', { query: { workspaceId: tenant.workspaceId } });
+  const response = await callTestHelper(service, 'POST', '/jobs/run', { query: { workspaceId: tenant.workspaceId } });
   expect(response.statusCode, response.body).toBe(200);
   const runs = response.json<{ jobs: { queue: string; workspaceId: string; outcome: string }[] }>().jobs.filter((run) => run.queue === EXPIRY_QUEUE);
   expect(runs.map((run) => [run.workspaceId, run.outcome])).toEqual([[tenant.workspaceId, 'completed']]);
@@ -60,7 +60,7 @@ describe('incentive expiry', () => {
     const before = await sendAt(tenant, '2026-01-31T23:59:59.999Z');
     const after = await sendAt(tenant, '2026-02-01T00:00:00.000Z');
     const claimed = await sendAt(tenant, '2026-02-01T00:00:00.000Z');
-    expect((await call(service, 'POST', `/test-helpers/incentives/${claimed}/claim`)).statusCode).toBe(200);
+    expect((await callTestHelper(service, 'POST', `/incentives/${claimed}/claim`)).statusCode).toBe(200);
     const custom = await sendAt(tenant, '2026-02-01T00:00:00.000Z', { type: 'CUSTOM' });
     const canceled = await sendAt(tenant, '2026-02-01T00:00:00.000Z');
     expect((await call(service, 'POST', `/incentives/${canceled}/cancel`, { token: tenant.token })).statusCode).toBe(200);
@@ -76,7 +76,7 @@ describe('incentive expiry', () => {
     expect(await incentiveStatus(service, tenant, canceled)).toBe('CANCELED');
 
     // An expired incentive can no longer be claimed, canceled or resent.
-    const claim = await call(service, 'POST', `/test-helpers/incentives/${after}/claim`);
+    const claim = await callTestHelper(service, 'POST', `/incentives/${after}/claim`);
     expect(claim.statusCode).toBe(409);
     for (const action of ['cancel', 'resend']) {
       const response = await call(service, 'POST', `/incentives/${after}/${action}`, { token: tenant.token });
@@ -130,7 +130,7 @@ describe('incentive expiry', () => {
     expect(retried.jobs.map((job) => [job.queue, job.outcome])).toEqual([[PROVIDER_QUEUE, 'completed']]);
     expect(await jobResult(retried.jobs[0]!.jobId)).toMatchObject({ voided: 1 });
     expect(await incentiveRow(service, tenant, incentive)).toMatchObject({ status: 'EXPIRED', provider_state: 'VOIDED', void_purpose: 'EXPIRE', provider_next_attempt_at: null });
-    expect((await call(service, 'POST', `/test-helpers/incentives/${incentive}/claim`)).statusCode).toBe(409);
+    expect((await callTestHelper(service, 'POST', `/incentives/${incentive}/claim`)).statusCode).toBe(409);
   });
 
   it('leaves an incentive UNCLAIMED when the provider refuses the void (it holds the order), and asks again at the next run', async () => {
@@ -143,7 +143,7 @@ describe('incentive expiry', () => {
     expect(await jobResult(run!.jobId)).toEqual({ expired: 0, voidsPending: 1 });
     expect(await incentiveRow(service, tenant, incentive)).toMatchObject({ status: 'UNCLAIMED', provider_state: 'ORDERED', void_purpose: null });
     // The provider's claim report settles it as what happened: the money went out.
-    expect((await call(service, 'POST', `/test-helpers/incentives/${incentive}/claim`)).statusCode).toBe(200);
+    expect((await callTestHelper(service, 'POST', `/incentives/${incentive}/claim`)).statusCode).toBe(200);
     await setClock(service, '2035-01-01T01:00:00.000Z');
     expect((await expiryRunner().runDue(own(tenant))).jobs).toMatchObject([{ queue: EXPIRY_QUEUE, outcome: 'completed' }]);
     expect(await incentiveStatus(service, tenant, incentive)).toBe('CLAIMED');

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { call, createTenant, startTestService, type Tenant, type TestService } from '../../../test/harness.js';
+import { call, callTestHelper, createTenant, startTestService, type Tenant, type TestService } from '../../../test/harness.js';
 import {
   createParticipant,
   getIncentive,
@@ -32,8 +32,8 @@ afterEach(() => service.deps.providers.sandbox.clearFaults());
 
 const sandbox = () => service.deps.providers.sandbox;
 
-const claim = (incentiveId: string) => call(service, 'POST', `/test-helpers/incentives/${incentiveId}/claim`);
-const fail = (incentiveId: string) => call(service, 'POST', `/test-helpers/incentives/${incentiveId}/fail`);
+const claim = (incentiveId: string) => callTestHelper(service, 'POST', `/incentives/${incentiveId}/claim`);
+const fail = (incentiveId: string) => callTestHelper(service, 'POST', `/incentives/${incentiveId}/fail`);
 const cancel = (tenant: Tenant, incentiveId: string, token = tenant.token) => call(service, 'POST', `/incentives/${incentiveId}/cancel`, { token });
 const resend = (tenant: Tenant, incentiveId: string, token = tenant.token) => call(service, 'POST', `/incentives/${incentiveId}/resend`, { token });
 

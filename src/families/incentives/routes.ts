@@ -26,7 +26,9 @@ export const incentivesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> 
         description:
           'Pays a participant. MONEY_OR_GIFT_CARD and PROVIDER_ONE_MONEY are ordered at the incentive provider and start UNCLAIMED ' +
           '(then CLAIMED, ERROR, CANCELED or EXPIRED); CUSTOM and RECRUITMENT_FEE are handed over outside the service, recorded as SENT. ' +
-          "budgetId, customIncentiveId and customIncentiveValue default to the study plan's incentive settings.\n\n" +
+          "budgetId, customIncentiveId and customIncentiveValue default to the study plan's incentive settings. " +
+          'amountCents is required, except for CUSTOM: a CUSTOM incentive may be a thing rather than money (a gift, a voucher code), ' +
+          'sent with a customIncentiveValue and no amount; it then reads amountCents 0, and sums of money sent count it as 0.\n\n' +
           'The incentive is recorded before the provider is called, so it is never half-sent: if the provider refuses the order the ' +
           'answer is still 201, with status ERROR; if the provider does not answer in time it is 201 with status UNCLAIMED, and the ' +
           'service orders again in the background (with the incentive id as the provider\'s idempotency key, so it is paid once) until ' +
@@ -37,7 +39,11 @@ export const incentivesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> 
         body: SendIncentiveBody,
         response: {
           201: Type.Ref(Incentive),
-          400: errorResponse('Invalid input (customIncentiveId and customIncentiveValue apply only to CUSTOM); `path` names the offending field.'),
+          400: errorResponse(
+            'Invalid input; `path` names the offending field: amountCents missing on a type other than CUSTOM, customIncentiveId or ' +
+              'customIncentiveValue on a type other than CUSTOM, or a CUSTOM incentive with neither amountCents nor a customIncentiveValue ' +
+              "(given or the study plan's default; path [\"customIncentiveValue\"]).",
+          ),
           404: errorResponse('The participant does not exist in this workspace, or its person was deleted (path ["participantId"]).'),
         },
       },

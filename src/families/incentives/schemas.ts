@@ -29,7 +29,12 @@ export const Incentive = Type.Object(
   {
     incentiveId: Type.String(),
     type: Type.Union([...incentiveTypes.map((type) => Type.Literal(type)), Type.Null()], { description: listMeanings(typeMeaning) }),
-    amountCents: Type.Integer({ description: 'The amount in cents (USD).' }),
+    amountCents: Type.Integer({
+      minimum: 0,
+      description:
+        'The amount in cents (USD), greater than 0; 0 for a CUSTOM incentive sent without an amount (a gift or a voucher code, whose ' +
+        'customIncentiveValue says what it is). Sums of money sent (TOTAL_SENT_*, INCENTIVE_PAID) count such an incentive as 0.',
+    }),
     sentAt: Type.String({ format: 'date-time' }),
     recipientEmail: nullableString(
       'The recipient\'s current email; null when the recipient was deleted; masked ("***@***") for tokens without the personal-data right.',
@@ -58,7 +63,16 @@ export const SendIncentiveBody = Type.Object(
       incentiveTypes.map((type) => Type.Literal(type)),
       { description: listMeanings(typeMeaning) },
     ),
-    amountCents: Type.Integer({ minimum: 1, maximum: 100_000_000, description: 'The amount in cents (USD), greater than 0.' }),
+    amountCents: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100_000_000,
+        description:
+          'The amount in cents (USD), greater than 0. Required for every type but CUSTOM (400 naming ["amountCents"] without it). ' +
+          'A CUSTOM incentive is a thing, not necessarily money: without amountCents it reads amountCents 0 and needs a ' +
+          "customIncentiveValue (given, or the study plan's defaultCustomIncentiveValue) to say what was given.",
+      }),
+    ),
     budgetId: Type.Optional(Identifier("The incentive budget it is paid from; default: the study plan's incentiveBudgetId.")),
     customIncentiveId: Type.Optional(Identifier("CUSTOM only: the custom reward; default: the study plan's customIncentiveId.")),
     customIncentiveValue: Type.Optional(
@@ -67,7 +81,10 @@ export const SendIncentiveBody = Type.Object(
   },
   {
     additionalProperties: false,
-    examples: [{ participantId: 'ptc_01JD0000000000000000000000', type: 'MONEY_OR_GIFT_CARD', amountCents: 7500, budgetId: 'bgt_research_2026' }],
+    examples: [
+      { participantId: 'ptc_01JD0000000000000000000000', type: 'MONEY_OR_GIFT_CARD', amountCents: 7500, budgetId: 'bgt_research_2026' },
+      { participantId: 'ptc_01JD0000000000000000000000', type: 'CUSTOM', customIncentiveId: 'tote-bag', customIncentiveValue: 'Branded tote bag' },
+    ],
   },
 );
 export type SendIncentiveBody = Static<typeof SendIncentiveBody>;

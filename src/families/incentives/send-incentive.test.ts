@@ -127,6 +127,77 @@ describe('POST /incentives', () => {
     expect(await incentiveRow(service, tenant, fee.incentiveId)).toMatchObject({ provider: null, provider_state: null });
   });
 
+  describe('a CUSTOM incentive without amountCents (a thing, not money)', () => {
+    it('is recorded SENT with amountCents 0, never reaching the provider, and read back the same', async () => {
+      const tenant = await createTenant(service);
+      const participant = await createParticipant(service, tenant);
+      const ordersBefore = sandbox().calls.order;
+      const response = await postIncentive(service, tenant, { participantId: participant.participantId, type: 'CUSTOM', customIncentiveId: 'voucher', customIncentiveValue: 'Voucher ABC-123' });
+      expect(response.statusCode, response.body).toBe(201);
+      const incentive = response.json();
+      expect(incentive).toMatchObject({
+        type: 'CUSTOM',
+        amountCents: 0,
+        status: 'SENT',
+        customIncentiveId: 'voucher',
+        customIncentiveValue: 'Voucher ABC-123',
+        participantId: participant.participantId,
+      });
+      expect((await getIncentive(service, tenant, incentive.incentiveId)).json()).toEqual(incentive);
+      expect(sandbox().calls.order).toBe(ordersBefore);
+      expect(await incentiveRow(service, tenant, incentive.incentiveId)).toMatchObject({ amount_cents: 0, provider: null, provider_state: null });
+      // Cancel marks it CANCELED, as any CUSTOM incentive.
+      const cancel = await call(service, 'POST', `/incentives/${incentive.incentiveId}/cancel`, { token: tenant.token });
+      expect(cancel.statusCode, cancel.body).toBe(200);
+    });
+
+    it("takes its value from the study plan's defaultCustomIncentiveValue", async () => {
+      const tenant = await createTenant(service);
+      const studyId = await createStudy(service, tenant);
+      await setStudyIncentive(tenant, studyId, { customIncentiveId: 'tote', defaultCustomIncentiveValue: 'Branded tote bag' });
+      const { participantId } = await createParticipant(service, tenant, { studyId });
+      const incentive = await sendIncentive(service, tenant, participantId, { type: 'CUSTOM', amountCents: undefined });
+      expect(incentive).toMatchObject({ amountCents: 0, customIncentiveId: 'tote', customIncentiveValue: 'Branded tote bag', status: 'SENT' });
+    });
+
+    it('is refused (400 naming customIncentiveValue) when nothing says what was given, and creates nothing', async () => {
+      const tenant = await createTenant(service);
+      const { participantId } = await createParticipant(service, tenant);
+      for (const body of [{ participantId, type: 'CUSTOM' }, { participantId, type: 'CUSTOM', customIncentiveId: 'voucher' }]) {
+        const response = await postIncentive(service, tenant, body);
+        expect(response.statusCode, JSON.stringify(body)).toBe(400);
+        expect(response.json(), JSON.stringify(body)).toEqual({ errors: [{ message: expect.stringContaining('customIncentiveValue'), path: ['customIncentiveValue'] }] });
+      }
+      expect(await countIncentives(tenant)).toBe(0);
+    });
+
+    it('adds nothing to the sums of money sent (TOTAL_SENT_*, INCENTIVE_PAID) and is found by AMOUNT 0', async () => {
+      const tenant = await createTenant(service);
+      const participant = await createParticipant(service, tenant);
+      const money = await sendIncentive(service, tenant, participant.participantId, { type: 'MONEY_OR_GIFT_CARD', amountCents: 7500 });
+      const gift = await sendIncentive(service, tenant, participant.participantId, { type: 'CUSTOM', amountCents: undefined, customIncentiveValue: 'Mug' });
+      const person = (name: string) => ({ property: { propertyGroup: 'PERSON', propertyName: name }, comparison: 'EQUALS', value: 7500 });
+      for (const name of ['TOTAL_SENT_ALL_TIME', 'TOTAL_SENT_LAST_YEAR']) {
+        const found = await call(service, 'POST', '/people/search', { token: tenant.token, body: { filter: { filters: [person(name)] } } });
+        expect(found.statusCode, found.body).toBe(200);
+        expect(found.json().results.map((row: { personId: string }) => row.personId), name).toEqual([participant.personId]);
+      }
+      const paid = await call(service, 'POST', `/studies/${participant.studyId}/participants/search`, {
+        token: tenant.token,
+        body: { filter: { filters: [{ property: { propertyGroup: 'PARTICIPANT', propertyName: 'INCENTIVE_PAID' }, comparison: 'EQUALS', value: 7500 }] } },
+      });
+      expect(paid.statusCode, paid.body).toBe(200);
+      expect(paid.json().results.map((row: { participantId: string }) => row.participantId)).toEqual([participant.participantId]);
+      const byAmount = await call(service, 'POST', '/incentives/search', {
+        token: tenant.token,
+        body: { filter: { filters: [{ property: { propertyGroup: 'INCENTIVE', propertyName: 'AMOUNT' }, comparison: 'EQUALS', value: 0 }] } },
+      });
+      expect(byAmount.statusCode, byAmount.body).toBe(200);
+      expect(byAmount.json().results.map((row: { incentiveId: string }) => row.incentiveId)).toEqual([gift.incentiveId]);
+      expect(money.amountCents).toBe(7500);
+    });
+  });
+
   it('refuses invalid bodies with the path of the offending field, and creates nothing', async () => {
     const tenant = await createTenant(service);
     const { participantId } = await createParticipant(service, tenant);
@@ -142,12 +213,19 @@ describe('POST /incentives', () => {
       [{ participantId, type: 'MONEY_OR_GIFT_CARD', amountCents: 100, customIncentiveId: 'x' }, ['customIncentiveId']],
       [{ participantId, type: 'RECRUITMENT_FEE', amountCents: 100, customIncentiveValue: 'x' }, ['customIncentiveValue']],
       [{ participantId, type: 'CUSTOM', amountCents: 100, customIncentiveValue: '' }, ['customIncentiveValue']],
+      [{ participantId, type: 'CUSTOM', amountCents: 0, customIncentiveValue: 'Mug' }, ['amountCents']],
+      // Every type but CUSTOM is money: its amount is required.
+      [{ participantId, type: 'MONEY_OR_GIFT_CARD' }, ['amountCents']],
+      [{ participantId, type: 'PROVIDER_ONE_MONEY' }, ['amountCents']],
+      [{ participantId, type: 'RECRUITMENT_FEE' }, ['amountCents']],
     ];
     for (const [body, path] of cases) {
       const response = await postIncentive(service, tenant, body);
       expect(response.statusCode, JSON.stringify(body)).toBe(400);
       expect(response.json().errors[0].path, JSON.stringify(body)).toEqual(path);
     }
+    const missing = await postIncentive(service, tenant, { participantId, type: 'MONEY_OR_GIFT_CARD' });
+    expect(missing.json()).toEqual({ errors: [{ message: 'amountCents is required', path: ['amountCents'] }] });
     expect(await countIncentives(tenant)).toBe(0);
   });
 

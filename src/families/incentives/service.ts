@@ -90,8 +90,13 @@ function isKeyRace(error: unknown): boolean {
   return fields.code === '23505' && (fields.constraint === 'incentives_idempotency_key' || (fields.message ?? '').includes('incentives_idempotency_key'));
 }
 
+/**
+ * What the body's type asks of its other fields: an amount for every type but CUSTOM (a CUSTOM
+ * incentive may be a thing, not money: see record), and the custom fields for CUSTOM only.
+ */
 function checkTypeFields(body: SendIncentiveBody) {
   if (body.type === 'CUSTOM') return;
+  if (body.amountCents === undefined) throw badRequest('amountCents is required', ['amountCents']);
   for (const field of ['customIncentiveId', 'customIncentiveValue'] as const) {
     if (body[field] !== undefined) throw badRequest(`${field} applies only to CUSTOM incentives`, [field]);
   }
@@ -147,6 +152,15 @@ async function record(context: CallContext, providers: IncentiveProviders, body:
     const at = now.toISOString();
     const providerBacked = isProviderBacked(body.type);
     const custom = body.type === 'CUSTOM';
+    const customIncentiveValue = custom ? (body.customIncentiveValue ?? planIncentive.defaultCustomIncentiveValue ?? null) : null;
+    // A CUSTOM incentive without an amount is a thing (a gift, a voucher code): it reads 0 cents,
+    // and must then say what it is. checkTypeFields made sure every other type has an amount.
+    if (custom && body.amountCents === undefined && customIncentiveValue === null) {
+      throw badRequest(
+        "A CUSTOM incentive without amountCents needs a customIncentiveValue (or the study plan's defaultCustomIncentiveValue)",
+        ['customIncentiveValue'],
+      );
+    }
     const row = await queries.insertIncentive(db, {
       workspace_id: workspaceId,
       incentive_id: newId(idPrefixes.incentive),
@@ -154,11 +168,11 @@ async function record(context: CallContext, providers: IncentiveProviders, body:
       participant_id: participant.participant_id,
       person_id: participant.person_id,
       type: body.type,
-      amount_cents: body.amountCents,
+      amount_cents: body.amountCents ?? 0,
       status: providerBacked ? 'UNCLAIMED' : 'SENT',
       budget_id: body.budgetId ?? planIncentive.incentiveBudgetId ?? null,
       custom_incentive_id: custom ? (body.customIncentiveId ?? planIncentive.customIncentiveId ?? null) : null,
-      custom_incentive_value: custom ? (body.customIncentiveValue ?? planIncentive.defaultCustomIncentiveValue ?? null) : null,
+      custom_incentive_value: customIncentiveValue,
       provider: providerBacked ? providers.current : null,
       provider_state: providerBacked ? 'PENDING' : null,
       provider_reference: null,

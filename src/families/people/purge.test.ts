@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, createTenant, startTestService, type Tenant, type TestService, uniqueEmail } from '../../../test/harness.js';
+import { call, callTestHelper, createTenant, startTestService, type Tenant, type TestService, uniqueEmail } from '../../../test/harness.js';
 import { createPerson, createPopulation, createProperties, getPerson } from '../../../test/people-factory.js';
 import { csvOf, settleImport, startImport } from '../imports/test-support.js';
 import { PURGE_GRACE_DAYS, PURGE_QUEUE } from './purge.js';
@@ -15,7 +15,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const deletedAt = new Date('2026-03-01T00:00:00.000Z');
 
 async function setClock(at: Date) {
-  expect((await call(service, 'POST', '/test-helpers/clock', { body: { now: at.toISOString() } })).statusCode).toBe(200);
+  expect((await callTestHelper(service, 'POST', '/clock', { body: { now: at.toISOString() } })).statusCode).toBe(200);
 }
 
 /**
@@ -24,7 +24,7 @@ async function setClock(at: Date) {
  * files' deleted people (and theirs this file's) at this file's clock.
  */
 async function runJobs(tenant: Tenant) {
-  const response = await call(service, 'POST', '/test-helpers/jobs/run', { query: { workspaceId: tenant.workspaceId } });
+  const response = await callTestHelper(service, 'POST', '/jobs/run', { query: { workspaceId: tenant.workspaceId } });
   expect(response.statusCode, response.body).toBe(200);
   const purges = response.json<{ jobs: { queue: string; workspaceId: string; outcome: string }[] }>().jobs.filter((run) => run.queue === PURGE_QUEUE);
   expect(purges).toEqual([{ ...purges[0], queue: PURGE_QUEUE, workspaceId: tenant.workspaceId, outcome: 'completed' }]);

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, createTenant, startTestService, type Tenant, type TestService, uniqueEmail } from '../../../test/harness.js';
+import { call, callTestHelper, createTenant, startTestService, type Tenant, type TestService, uniqueEmail } from '../../../test/harness.js';
 import { createProperties } from '../../../test/people-factory.js';
 import { describeSecurity } from '../../../test/security.js';
 import { createForm, getSubmission, type SubmissionResponse, submitted } from './test-support.js';
@@ -15,12 +15,12 @@ const review = (tenant: Tenant, signupFormId: string, submissionId: string, body
   call(service, 'PATCH', `/signups/${signupFormId}/submissions/${submissionId}`, { token, body });
 
 async function setClock(at: string) {
-  expect((await call(service, 'POST', '/test-helpers/clock', { body: { now: at } })).statusCode).toBe(200);
+  expect((await callTestHelper(service, 'POST', '/clock', { body: { now: at } })).statusCode).toBe(200);
 }
 
 describe('PATCH /signups/{signupFormId}/submissions/{submissionId}', () => {
   afterAll(async () => {
-    await call(service, 'DELETE', '/test-helpers/clock');
+    await callTestHelper(service, 'DELETE', '/clock');
   });
 
   it('approves, rejects and withdraws a review: reviewedAt follows, by the service clock', async () => {

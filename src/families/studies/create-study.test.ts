@@ -429,12 +429,16 @@ describe('POST /studies (E19)', () => {
       });
     });
 
-    it('gives a SURVEY study an empty EXTERNAL_SURVEY screener', async () => {
+    it('gives every study type an empty SERVICE screener, a SURVEY study too (contract §3)', async () => {
       const tenant = await createTenant(service);
-      const studyId = await createStudy(tenant, { studyType: 'SURVEY', recruitmentStrategy: 'IN_SERVICE', studyPlan: { name: 'Survey', includeScreener: true } });
-      const study = await getStudy(tenant, studyId);
-      expect(study.studyPlan.includeScreener).toBe(true);
-      expect(study.screener).toMatchObject({ studyId, type: 'EXTERNAL_SURVEY', questions: [], externalSurveySetupStatus: 'IN_PROGRESS' });
+      for (const studyType of ['SURVEY', 'INTERVIEWS', 'UNMODERATED_TEST', 'GROUP_INTERVIEW']) {
+        for (const recruitmentStrategy of ['IN_SERVICE', 'EXTERNAL']) {
+          const studyId = await createStudy(tenant, { studyType, recruitmentStrategy, studyPlan: { name: `${studyType} screened`, includeScreener: true } });
+          const study = await getStudy(tenant, studyId);
+          expect(study.studyPlan.includeScreener, `${studyType} ${recruitmentStrategy}`).toBe(true);
+          expect(study.screener, `${studyType} ${recruitmentStrategy}`).toMatchObject({ studyId, type: 'SERVICE', questions: [], externalSurveySetupStatus: null });
+        }
+      }
     });
 
     it('gives no screener with includeScreener false', async () => {

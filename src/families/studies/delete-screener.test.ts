@@ -107,14 +107,14 @@ describe('DELETE /studies/{studyId}/screener (E21)', () => {
     }
   });
 
-  it('refuses a SURVEY study (400), keeping its screener', async () => {
+  it('refuses a SURVEY study (400), keeping its screener, though that screener is of type SERVICE', async () => {
     const tenant = await createTenant(service);
     const studyId = await createStudy(tenant, { studyType: 'SURVEY', studyPlan: { name: 'Survey', includeScreener: true } });
     const response = await deleteScreener(tenant, studyId);
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ errors: [{ message: expect.any(String), path: ['studyId'] }] });
+    expect(response.json()).toEqual({ errors: [{ message: 'Screeners of survey studies cannot be deleted', path: ['studyId'] }] });
     const study = await getStudy(tenant, studyId);
-    expect(study.screener).toMatchObject({ type: 'EXTERNAL_SURVEY' });
+    expect(study.screener).toMatchObject({ type: 'SERVICE', questions: [] });
     expect(study.studyPlan.includeScreener).toBe(true);
   });
 

@@ -41,7 +41,7 @@ export const studiesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
           'Creates a study in DRAFT. Either give studyType and recruitmentStrategy, or start from `idOfStudyToDuplicate` ' +
           '(a copy of that study\'s type, plan, screener, owners, team and population) or `studyTemplateId` (never both). ' +
           'Values in studyPlan override the copied ones. EXTERNAL recruitment uses recruitmentPanelProvider, default PROVIDER_TWO. ' +
-          'owners defaults to the caller. `includeScreener: true` gives the study an empty screener.',
+          'owners defaults to the caller. `includeScreener: true` gives the study an empty screener of type SERVICE, whatever its type.',
         tags,
         body: CreateStudyBody,
         response: {

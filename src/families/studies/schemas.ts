@@ -39,7 +39,7 @@ const studyPlanInputProperties = {
   participationLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   consentFormId: Type.Optional(Text({ minLength: 1, maxLength: 200 })),
   incentive: Type.Optional(IncentiveInput),
-  includeScreener: Type.Optional(Type.Boolean({ description: 'true gives the study an empty screener if it has none.' })),
+  includeScreener: Type.Optional(Type.Boolean({ description: 'true gives the study an empty screener of type SERVICE (whatever the study type) if it has none.' })),
   brandingConfigId: Type.Optional(Text({ minLength: 1, maxLength: 200 })),
   language: Type.Optional(Type.String({ pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$', description: 'A short language code.', examples: ['en', 'pt-BR'] })),
   scheduler: Type.Optional(
@@ -123,7 +123,9 @@ export const Screener = Type.Object(
   {
     $id: 'Screener',
     title: 'Screener',
-    description: 'SERVICE screeners are built and answered in this service; a SURVEY study has an EXTERNAL_SURVEY screener hosted by its survey platform.',
+    description:
+      'SERVICE screeners are built and answered in this service; includeScreener true gives any study, a SURVEY study too, an empty one. ' +
+      'EXTERNAL_SURVEY screeners are hosted by a survey platform; only a SURVEY study keeps one (a duplicate or a template carries it only to a SURVEY study).',
     examples: [
       {
         id: 'scr_01JD0000000000000000000000',

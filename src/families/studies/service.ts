@@ -142,8 +142,15 @@ async function checkOwners(db: Kysely<DB>, workspaceId: string, userIds: string[
   if (missing !== -1) throw notFound('User', ['owners', 'userIds', String(missing)]);
 }
 
-/** The screener type a study of this type gets: survey studies screen on their survey platform. */
-const screenerTypeFor = (studyType: StudyType): ScreenerType => (studyType === 'SURVEY' ? 'EXTERNAL_SURVEY' : 'SERVICE');
+/**
+ * Whether a copied screener (of a duplicated study or a template) may follow a study of this
+ * type: an EXTERNAL_SURVEY screener lives on a survey platform, so only a SURVEY study keeps one;
+ * a SERVICE screener fits any study.
+ */
+const screenerFits = (screenerType: ScreenerType, studyType: StudyType) => screenerType === 'SERVICE' || studyType === 'SURVEY';
+
+/** The empty screener includeScreener true gives a study without one: type SERVICE, whatever the study type (contract §3). */
+const emptyScreener = (): TemplateScreener => ({ type: 'SERVICE', showSchedulerToQualified: false, qualifyByDefault: false, questions: [] });
 
 async function addScreener(db: Kysely<DB>, workspaceId: string, studyId: string, screener: TemplateScreener, at: string) {
   const screenerId = newId(idPrefixes.screener);
@@ -187,12 +194,8 @@ export async function createStudy(context: CallContext, body: CreateStudyBody): 
     const ownerIds = body.owners?.userIds ?? source?.ownerIds ?? [context.userId];
     if (body.owners) await checkOwners(db, workspaceId, ownerIds);
 
-    // A survey's screener lives on its survey platform: a copied SERVICE screener cannot follow a
-    // study whose type makes it a survey, and the other way round.
-    let screener = source?.screener && source.screener.type === screenerTypeFor(studyType) ? source.screener : null;
-    if (plan.includeScreener && !screener) {
-      screener = { type: screenerTypeFor(studyType), showSchedulerToQualified: false, qualifyByDefault: false, questions: [] };
-    }
+    let screener = source?.screener && screenerFits(source.screener.type, studyType) ? source.screener : null;
+    if (plan.includeScreener && !screener) screener = emptyScreener();
     plan.includeScreener = screener !== null && plan.includeScreener !== false;
 
     const at = now(context);
@@ -228,7 +231,7 @@ export async function updateStudy(context: CallContext, studyId: string, patch: 
     checkDates(plan);
     const at = now(context);
     if (patch.studyPlan.includeScreener === true && !(await queries.findScreenerRow(db, context.workspaceId, studyId))) {
-      await addScreener(db, context.workspaceId, studyId, { type: screenerTypeFor(study.study_type), showSchedulerToQualified: false, qualifyByDefault: false, questions: [] }, at);
+      await addScreener(db, context.workspaceId, studyId, emptyScreener(), at);
     }
     await queries.updateStudyPlan(db, context.workspaceId, studyId, plan, at);
     return getStudy(context, studyId, db);

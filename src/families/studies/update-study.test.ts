@@ -142,12 +142,12 @@ describe('PATCH /studies/{studyId} (E3)', () => {
     expect(again.json().screener.id).toBe(study.screener.id);
   });
 
-  it('gives a SURVEY study an EXTERNAL_SURVEY screener with includeScreener true', async () => {
+  it('gives a SURVEY study an empty SERVICE screener with includeScreener true, as creating one does', async () => {
     const tenant = await createTenant(service);
     const studyId = await createStudy(tenant, { studyType: 'SURVEY' });
     const response = await patch(tenant, studyId, { studyPlan: { includeScreener: true } });
     expect(response.statusCode, response.body).toBe(200);
-    expect(response.json().screener).toMatchObject({ studyId, type: 'EXTERNAL_SURVEY', questions: [] });
+    expect(response.json().screener).toMatchObject({ studyId, type: 'SERVICE', questions: [], externalSurveySetupStatus: null });
   });
 
   it('keeps existing questions when includeScreener true is sent', async () => {

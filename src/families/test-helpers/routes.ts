@@ -26,14 +26,18 @@ const DrainReportSchema = Type.Object({
 
 /**
  * Routes that exist only with TEST_HELPERS=1 (section 4 of the contract): they move the
- * service's clock, run due background work, and report what an incentive provider would.
+ * service's clock, run due background work, and report what an incentive provider would. They
+ * answer a SUPER_ADMIN's token alone (401 without a token, 403 for any other role).
  */
 export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jobs: JobRunner }> = async (app, { deps, jobs }) => {
   const common = { tags: ['Test helpers'], hide: true } as const;
+  // SUPER_ADMIN alone (the right no other role holds): they move the clock and run every
+  // workspace's background work. A retry is meant to act again, so no Idempotency-Key replay.
+  const helperAccess = { right: 'test-helpers:run', idempotency: false } as const;
   app.post(
     '/clock',
     {
-      config: { public: true },
+      config: helperAccess,
       schema: {
         ...common,
         operationId: 'setClock',
@@ -50,7 +54,7 @@ export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jo
   app.delete(
     '/clock',
     {
-      config: { public: true },
+      config: helperAccess,
       schema: { ...common, operationId: 'resetClock', summary: 'Restore real time', response: { 200: Type.Object({ now: Type.String() }) } },
     },
     async () => {
@@ -61,7 +65,7 @@ export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jo
   app.post(
     '/jobs/run',
     {
-      config: { public: true },
+      config: helperAccess,
       schema: {
         ...common,
         operationId: 'runDueJobs',
@@ -96,7 +100,7 @@ export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jo
     app.post(
       `/incentives/:incentiveId/${action}`,
       {
-        config: { public: true },
+        config: helperAccess,
         schema: {
           ...common,
           operationId: `${action}IncentiveAsProvider`,
