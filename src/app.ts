@@ -6,7 +6,6 @@ import type { Config } from './config.js';
 import type { ServiceDeps } from './context.js';
 import { type Database, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
-import { runAsTenant } from './db/tenancy.js';
 import { installAuthentication, PrincipalCache } from './http/auth.js';
 import { CursorCodec, loadCursorSecret } from './http/cursor.js';
 import { answerFrameworkError, ApiError, installErrorHandling, sendError } from './http/errors.js';
@@ -14,6 +13,7 @@ import { apiPrefix, enrichRouteSchema, registerOpenApi } from './http/openapi.js
 import { installMetricsRoute, ServiceMetrics } from './http/metrics.js';
 import { createRateLimiter } from './http/rate-limit.js';
 import { lazySerializers } from './http/serialization.js';
+import { installTenantScope } from './http/tenant-scope.js';
 import { installBodyRules, installValidation } from './http/validation.js';
 import { installIdempotency } from './http/idempotency.js';
 import { IncentiveProviders } from './providers/index.js';
@@ -166,16 +166,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl });
   installAuthentication(app, { db: deps.db, cache: deps.principals, limiter });
-  // After authentication, the rest of the request (its hooks, handler and everything they start)
-  // runs in its workspace's scope: row-level security's second wall (src/db/tenancy.ts). A callback
-  // hook, so that what follows runs inside the scope.
-  if (config.rowLevelSecurity) {
-    app.addHook('onRequest', (request, _reply, done) => {
-      const workspaceId = request.principal?.workspaceId;
-      if (workspaceId === undefined) done();
-      else runAsTenant(workspaceId, done);
-    });
-  }
+  if (config.rowLevelSecurity) installTenantScope(app);
   installIdempotency(app, { db: deps.db, leaseSeconds: options.idempotencyLeaseSeconds });
 
   app.get('/healthz', { schema: { hide: true }, config: { public: true } }, async () => ({ status: 'ok' }));

@@ -59,7 +59,8 @@ describe('row-level security', () => {
   it('is what hides the other workspace: without it the same query sees both', async () => {
     const response = await call(unwalled, 'GET', '/test-only/everyone', { token: second.token });
     expect(response.statusCode).toBe(200);
-    expect(new Set(response.json<{ people: string[] }>().people)).toEqual(new Set([first.workspaceId, second.workspaceId]));
+    const seen = new Set(response.json<{ people: string[] }>().people);
+    expect(seen.has(first.workspaceId) && seen.has(second.workspaceId)).toBe(true);
   });
 
   it('refuses a row written into another workspace', async () => {
