@@ -23,6 +23,7 @@ import { propertiesRoutes } from './families/properties/routes.js';
 import { propertySchemas } from './families/properties/schemas.js';
 import { populationsRoutes } from './families/populations/routes.js';
 import { populationSchemas } from './families/populations/schemas.js';
+import { findTokenOwner } from './families/users/queries.js';
 import { usersRoutes } from './families/users/routes.js';
 import { importsRoutes } from './families/imports/routes.js';
 import { importSchemas } from './families/imports/schemas.js';
@@ -148,7 +149,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installErrorHandling(app);
   for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl });
-  installAuthentication(app, { db: deps.db, cache: deps.principals, limiter });
+  installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter });
   installIdempotency(app, { db: deps.db, leaseSeconds: options.idempotencyLeaseSeconds });
 
   app.get('/healthz', { schema: { hide: true }, config: { public: true } }, async () => ({ status: 'ok' }));
