@@ -44,7 +44,8 @@ import { signupSchemas } from './families/signups/schemas.js';
 import { eventsRoutes } from './families/events/routes.js';
 import { eventSchemas } from './families/events/schemas.js';
 import { testHelperRoutes } from './families/test-helpers/routes.js';
-import { registerJobs } from './jobs/registry.js';
+import { registerFamilyJobs } from './families/jobs.js';
+import { registerHousekeepingJobs } from './jobs/registry.js';
 import { JobRunner } from './jobs/runner.js';
 import { SearchCounts } from './search/counts/index.js';
 
@@ -164,7 +165,8 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
 
   const jobs = new JobRunner({ db: deps.db, clock: deps.clock, log: app.log });
-  registerJobs(jobs, deps);
+  registerHousekeepingJobs(jobs, deps);
+  registerFamilyJobs(jobs, deps);
 
   await app.register(
     async (v1) => {
