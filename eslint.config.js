@@ -22,4 +22,13 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)families(/|$)', message: 'src/search/ is the engine and imports no family: pass what it needs in (see Catalogue in src/search/catalogue.ts).' }] }],
     },
   },
+  {
+    // The HTTP plumbing and the job runner know no family either: app.ts hands them what they need
+    // (the token lookup of the auth hook; each family's jobs, src/families/jobs.ts).
+    files: ['src/http/**/*.ts', 'src/jobs/**/*.ts'],
+    ignores: ['src/http/**/*.test.ts', 'src/jobs/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)families(/|$)', message: 'src/http/ and src/jobs/ import no family: have app.ts hand in what they need (see TokenLookup in src/http/auth.ts, registerFamilyJobs in src/families/jobs.ts).' }] }],
+    },
+  },
 );
