@@ -12,7 +12,7 @@ import { answerFrameworkError, ApiError, installErrorHandling, sendError } from 
 import { apiPrefix, enrichRouteSchema, registerOpenApi } from './http/openapi.js';
 import { createRateLimiter } from './http/rate-limit.js';
 import { installBodyRules, installValidation } from './http/validation.js';
-import { installIdempotency } from './http/idempotency.js';
+import { installIdempotency } from './http/idempotency/plugin.js';
 import { IncentiveProviders } from './providers/index.js';
 import { incentivesRoutes } from './families/incentives/routes.js';
 import { incentivesSearchRoutes } from './families/incentives/search-routes.js';

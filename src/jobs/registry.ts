@@ -1,5 +1,5 @@
 import type { ServiceDeps } from '../context.js';
-import { pruneIdempotencyKeysHandler, pruneIdempotencyKeysSchedule } from '../http/idempotency.js';
+import { pruneIdempotencyKeysHandler, pruneIdempotencyKeysSchedule } from '../http/idempotency/prune.js';
 import { pruneSearchChangesHandler, pruneSearchChangesSchedule } from '../search/counts/prune.js';
 import { sweepPropertyStatisticsHandler, sweepPropertyStatisticsSchedule } from '../search/property-statistics.js';
 import { pruneJobsHandler, pruneJobsSchedule } from './prune.js';
