@@ -15,7 +15,7 @@ import { createRateLimiter } from './http/rate-limit.js';
 import { lazySerializers } from './http/serialization.js';
 import { installTenantScope } from './http/tenant-scope.js';
 import { installBodyRules, installValidation } from './http/validation.js';
-import { installIdempotency } from './http/idempotency.js';
+import { installIdempotency } from './http/idempotency/plugin.js';
 import { IncentiveProviders } from './providers/index.js';
 import { incentivesRoutes } from './families/incentives/routes.js';
 import { incentivesSearchRoutes } from './families/incentives/search-routes.js';
@@ -26,6 +26,7 @@ import { propertiesRoutes } from './families/properties/routes.js';
 import { propertySchemas } from './families/properties/schemas.js';
 import { populationsRoutes } from './families/populations/routes.js';
 import { populationSchemas } from './families/populations/schemas.js';
+import { findTokenOwner } from './families/users/queries.js';
 import { usersRoutes } from './families/users/routes.js';
 import { importsRoutes } from './families/imports/routes.js';
 import { importSchemas } from './families/imports/schemas.js';
@@ -46,7 +47,8 @@ import { signupSchemas } from './families/signups/schemas.js';
 import { eventsRoutes } from './families/events/routes.js';
 import { eventSchemas } from './families/events/schemas.js';
 import { testHelperRoutes } from './families/test-helpers/routes.js';
-import { registerJobs } from './jobs/registry.js';
+import { registerFamilyJobs } from './families/jobs.js';
+import { registerHousekeepingJobs } from './jobs/registry.js';
 import { JobRunner } from './jobs/runner.js';
 import { SearchCounts } from './search/counts/index.js';
 
@@ -165,7 +167,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installErrorHandling(app);
   for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl });
-  installAuthentication(app, { db: deps.db, cache: deps.principals, limiter });
+  installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter });
   if (config.rowLevelSecurity) installTenantScope(app);
   installIdempotency(app, { db: deps.db, leaseSeconds: options.idempotencyLeaseSeconds });
 
@@ -183,7 +185,8 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
 
   const jobs = new JobRunner({ db: deps.db, clock: deps.clock, log: app.log });
-  registerJobs(jobs, deps);
+  registerHousekeepingJobs(jobs, deps);
+  registerFamilyJobs(jobs, deps);
 
   await app.register(
     async (v1) => {

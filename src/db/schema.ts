@@ -546,7 +546,7 @@ export interface IncentivesTable {
 
 export type IncentiveRow = Selectable<IncentivesTable>;
 
-/** Idempotency-Key reservations and stored responses of POST requests (src/http/idempotency.ts). */
+/** Idempotency-Key reservations and stored responses of POST requests (src/http/idempotency/plugin.ts). */
 export interface IdempotencyKeysTable {
   workspace_id: string;
   idempotency_key: string;

@@ -1,8 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
-import type { Kysely } from 'kysely';
-import type { DB, UserRole } from '../db/schema.js';
-import { findTokenOwner } from '../families/users/queries.js';
+import type { UserRole } from '../db/schema.js';
 import { ApiError, sendError } from './errors.js';
 import type { RateLimitDecision, RateLimiter } from './rate-limit.js';
 import { type Right, roleHasRight } from './rights.js';
@@ -17,6 +15,17 @@ export interface Principal {
   canReadPersonalData: boolean;
   canReadScreeners: boolean;
 }
+
+/** The user a token belongs to, as the token store finds it. */
+export interface TokenOwner extends Principal {
+  status: 'INVITED' | 'ACTIVE' | 'DEACTIVATED';
+}
+
+/**
+ * Finds the owner of the unrevoked token with this digest in this workspace, or undefined. The
+ * users family keeps tokens; the service hands its lookup in, so the hook imports no family.
+ */
+export type TokenLookup = (workspaceId: string, digest: string) => Promise<TokenOwner | undefined>;
 
 export interface RouteAccess {
   /** The right the operation requires; absent on public routes. */
@@ -101,10 +110,10 @@ function readCredential(authorization: string | undefined): Credential | undefin
   return parsed ? { workspaceId: parsed.workspaceId, digest: digestToken(token) } : undefined;
 }
 
-function lookupPrincipal(db: Kysely<DB>, cache: PrincipalCache, credential: Credential): Promise<Principal | undefined> {
+function lookupPrincipal(findTokenOwner: TokenLookup, cache: PrincipalCache, credential: Credential): Promise<Principal | undefined> {
   const { workspaceId, digest } = credential;
   return cache.load(digest, async () => {
-    const owner = await findTokenOwner(db, workspaceId, digest);
+    const owner = await findTokenOwner(workspaceId, digest);
     if (!owner || owner.status === 'DEACTIVATED') return undefined;
     return {
       workspaceId: owner.workspaceId,
@@ -128,7 +137,7 @@ export function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDeci
  * (the token's, or the client address's for a bad token, so guessing tokens is slow), then
  * check the route's declared right.
  */
-export function installAuthentication(app: FastifyInstance, deps: { db: Kysely<DB>; cache: PrincipalCache; limiter: RateLimiter }) {
+export function installAuthentication(app: FastifyInstance, deps: { findTokenOwner: TokenLookup; cache: PrincipalCache; limiter: RateLimiter }) {
   const refuseTooMany = (reply: FastifyReply, decision: RateLimitDecision) => {
     setRateLimitHeaders(reply, decision);
     reply.header('Retry-After', decision.retryAfterSeconds);
@@ -151,7 +160,7 @@ export function installAuthentication(app: FastifyInstance, deps: { db: Kysely<D
       // A client address that has spent its budget on bad tokens costs no database lookup.
       const refusal = await deps.limiter.refusalIfSpent(`address:${request.ip}`);
       if (refusal) return refuseTooMany(reply, refusal);
-      principal = credential ? await lookupPrincipal(deps.db, deps.cache, credential) : undefined;
+      principal = credential ? await lookupPrincipal(deps.findTokenOwner, deps.cache, credential) : undefined;
     }
     const decision = await deps.limiter.consume(principal ? `token:${principal.tokenId}` : `address:${request.ip}`);
     if (!decision.allowed) return refuseTooMany(reply, decision);

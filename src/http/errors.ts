@@ -99,12 +99,14 @@ export function validationItem(error: AjvLikeError, context: string | undefined)
  * Errors Fastify raises before any route is found (a URL it cannot decode, a path parameter
  * longer than maxParamLength), which would otherwise get a JSON body of Fastify's own shape.
  */
-export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   reply.header('X-Request-Id', request.id);
-  if (error.code === 'FST_ERR_BAD_URL') return sendError(reply, new ApiError('VALIDATION', [{ message: 'The URL is not valid', path: [] }]));
-  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(reply, new ApiError('VALIDATION', [{ message: 'A path parameter is too long', path: [] }]));
-  request.log.error({ err: error }, 'routing failed');
-  return sendError(reply, new ApiError('INTERNAL'));
+  if (error.code === 'FST_ERR_BAD_URL') sendError(reply, new ApiError('VALIDATION', [{ message: 'The URL is not valid', path: [] }]));
+  else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') sendError(reply, new ApiError('VALIDATION', [{ message: 'A path parameter is too long', path: [] }]));
+  else {
+    request.log.error({ err: error }, 'routing failed');
+    sendError(reply, new ApiError('INTERNAL'));
+  }
 }
 
 export function installErrorHandling(app: FastifyInstance): void {

@@ -3,7 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { ErrorBody, errorResponse, PageInfo, plainText } from './schemas.js';
 import { rolesWithRight } from './rights.js';
-import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN, idempotencyKeyDescription, REPLAYED_HEADER, takesIdempotencyKey } from './idempotency.js';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN, idempotencyKeyDescription, REPLAYED_HEADER, takesIdempotencyKey } from './idempotency/plugin.js';
 
 export const apiPrefix = '/v1';
 
@@ -137,7 +137,7 @@ const inFlightNote = 'A request with the same Idempotency-Key is still in progre
 const reusedKeyNote = 'the Idempotency-Key was already used with a different request, or is not 1–255 printable ASCII characters (path ["Idempotency-Key"]).';
 
 /**
- * The Idempotency-Key header of every POST that takes one (src/http/idempotency.ts), as a header
+ * The Idempotency-Key header of every POST that takes one (src/http/idempotency/plugin.ts), as a header
  * parameter: Fastify validates it (a bad key is a 400 naming ["Idempotency-Key"]) and the
  * document shows it.
  */

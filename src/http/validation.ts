@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FastifyInstance, FastifySchema } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify';
 import { badRequest } from './errors.js';
 
 // ajv-formats ships CommonJS with a default export.
@@ -133,7 +133,10 @@ function nestsDeeperThan(value: unknown, limit: number): boolean {
  * contract refuses unknown fields everywhere.
  */
 export function installBodyRules(app: FastifyInstance): void {
-  const parseJson = app.getDefaultJsonParser('error', 'error');
+  // Fastify's own parser (its checks against prototype poisoning included) answers through the
+  // callback and returns nothing (fastify/lib/content-type-parser.js); its declared type also
+  // admits a parser that returns a promise instead, which no caller would then await.
+  const parseJson = app.getDefaultJsonParser('error', 'error') as (request: FastifyRequest, body: string, done: (error: Error | null, parsed?: unknown) => void) => void;
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');

@@ -141,15 +141,17 @@ export class JobRunner {
   /** Drains every `pollSeconds` (the first time after one period) until stop(). */
   start(pollSeconds: number): void {
     if (this.pollTimer || this.shutdown.signal.aborted) return;
+    const poll = async () => {
+      try {
+        await this.runDue();
+      } catch (error) {
+        this.log.error({ err: error }, 'background jobs: a drain failed; retrying at the next poll');
+      }
+      if (!this.shutdown.signal.aborted) next();
+    };
     const next = () => {
-      this.pollTimer = setTimeout(async () => {
-        try {
-          await this.runDue();
-        } catch (error) {
-          this.log.error({ err: error }, 'background jobs: a drain failed; retrying at the next poll');
-        }
-        if (!this.shutdown.signal.aborted) next();
-      }, pollSeconds * 1000);
+      // Fire and forget: a poll logs its own failure and schedules the next one.
+      this.pollTimer = setTimeout(() => void poll(), pollSeconds * 1000);
       // The poller alone never keeps a process alive (a CLI run, a test).
       this.pollTimer.unref();
     };

@@ -6,7 +6,7 @@ import { startPrivateTestService } from '../../test/private-database.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { expireIncentivesSchedule, providerWorkSchedule } from '../families/incentives/jobs.js';
 import { purgePeopleSchedule } from '../families/people/purge.js';
-import { pruneIdempotencyKeysSchedule } from '../http/idempotency.js';
+import { pruneIdempotencyKeysSchedule } from '../http/idempotency/prune.js';
 import { pruneSearchChangesSchedule } from '../search/counts/prune.js';
 import { sweepPropertyStatisticsSchedule } from '../search/property-statistics.js';
 import { PRUNE_QUEUE, pruneJobsSchedule } from './prune.js';

@@ -7,8 +7,10 @@ import { describe, expect, it } from 'vitest';
 /**
  * The engine (src/search/) knows no family: it imports nothing from src/families/, and no import
  * cycle (`import type` included: it binds the modules as tightly for a reader) runs through it or
- * through a family's search files. ESLint refuses the imports as they are written; this checks
- * the whole graph, which a rule on one file cannot see.
+ * through a family's search files. Nor do the HTTP plumbing (src/http/) and the job runner
+ * (src/jobs/) reach a family, even through another module: app.ts hands them what they need.
+ * ESLint refuses the imports as they are written; this checks the whole graph, which a rule on
+ * one file cannot see. Tests are left out: they may import what they exercise.
  */
 
 const srcRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -76,7 +78,29 @@ function cyclesThrough(graph: ImportGraph, watched: (file: string) => boolean): 
   return cycles;
 }
 
+/** Each family file reachable from a watched file through imports, written `a.ts → b.ts → families/….ts` (a shortest path). */
+function familiesReachedFrom(graph: ImportGraph, watched: (file: string) => boolean): string[] {
+  const paths: string[] = [];
+  for (const start of [...graph.keys()].filter(watched).sort()) {
+    const cameFrom = new Map<string, string | undefined>([[start, undefined]]);
+    const queue = [start];
+    for (const current of queue) {
+      for (const next of graph.get(current) ?? []) {
+        if (cameFrom.has(next)) continue;
+        cameFrom.set(next, current);
+        if (next.startsWith('families/')) {
+          const path = [next];
+          for (let step = cameFrom.get(next); step !== undefined; step = cameFrom.get(step)) path.unshift(step);
+          paths.push(path.join(' → '));
+        } else queue.push(next);
+      }
+    }
+  }
+  return paths;
+}
+
 const inEngine = (file: string) => file.startsWith('search/');
+const inPlumbing = (file: string) => file.startsWith('http/') || file.startsWith('jobs/');
 const isFamilySearchFile = (file: string) => file.startsWith('families/') && path.posix.basename(file).startsWith('search');
 
 describe('the search engine and the families', () => {
@@ -104,5 +128,29 @@ describe('the search engine and the families', () => {
       ['families/people/search-names.ts', ['search/run.ts']],
     ]);
     expect(cyclesThrough(withCycle, inEngine)).toEqual(['search/run.ts → families/people/search-target.ts → families/people/search-names.ts → search/run.ts']);
+  });
+});
+
+describe('the HTTP plumbing, the job runner and the families', () => {
+  const graph = importGraph();
+
+  it('reads the source it checks', () => {
+    expect(graph.get('app.ts')).toEqual(expect.arrayContaining(['http/auth.ts', 'jobs/runner.ts', 'families/jobs.ts']));
+  });
+
+  it('has no file of src/http/ or src/jobs/ that reaches a family, directly or through another module', () => {
+    expect(familiesReachedFrom(graph, inPlumbing)).toEqual([]);
+  });
+
+  it('names the path by which a family is reached', () => {
+    const reaching: ImportGraph = new Map([
+      ['http/auth.ts', ['http/errors.ts', 'context.ts']],
+      ['http/errors.ts', []],
+      ['context.ts', ['families/users/queries.ts']],
+      ['jobs/runner.ts', ['jobs/queue.ts']],
+      ['jobs/queue.ts', []],
+      ['families/users/queries.ts', ['http/errors.ts']],
+    ]);
+    expect(familiesReachedFrom(reaching, inPlumbing)).toEqual(['http/auth.ts → context.ts → families/users/queries.ts']);
   });
 });

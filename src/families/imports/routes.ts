@@ -23,7 +23,7 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
     '/imports',
     {
       // No Idempotency-Key: the CSV streams to storage unread by the hooks, so it cannot be
-      // fingerprinted (src/http/idempotency.ts); the header is refused rather than ignored.
+      // fingerprinted (src/http/idempotency/plugin.ts); the header is refused rather than ignored.
       config: { right: 'imports:write', idempotency: false },
       bodyLimit: service.IMPORT_BYTES_MAX,
       schema: {

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { requestContext, type ServiceDeps } from '../../context.js';
-import { idempotencyOf, REPLAYED_HEADER } from '../../http/idempotency.js';
+import { idempotencyOf, REPLAYED_HEADER } from '../../http/idempotency/plugin.js';
 import { errorResponse } from '../../http/schemas.js';
 import { Incentive, IncentiveActionResult, IncentiveIdParams, SendIncentiveBody } from './schemas.js';
 import * as service from './service.js';

@@ -4,7 +4,7 @@ import type { CallContext as SharedCallContext } from '../../context.js';
 import type { DB, IncentiveRow, StoredStudyPlan } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { badGateway, badRequest, conflict, draftStatusError, notFound } from '../../http/errors.js';
-import { IDEMPOTENCY_HEADER } from '../../http/idempotency.js';
+import { IDEMPOTENCY_HEADER } from '../../http/idempotency/plugin.js';
 import { maskEmail } from '../../http/masking.js';
 import { idPrefixes, newId } from '../../ids.js';
 import type { IncentiveProviders, ProviderOrder, ProviderReport } from '../../providers/index.js';

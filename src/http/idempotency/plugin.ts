@@ -1,10 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { type Kysely, sql } from 'kysely';
-import { plusSeconds } from '../clock.js';
-import type { DB } from '../db/schema.js';
-import { type JobHandler, type Schedule, sweepScope } from '../jobs/queue.js';
-import { badRequest, conflict } from './errors.js';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import { badRequest, conflict } from '../errors.js';
+import { findKey, insertReservation, releaseKey, renewLease, storeResponse, takeOverKey } from './queries.js';
 
 /**
  * Idempotent POST requests, with Stripe's semantics, for every authenticated JSON POST route.
@@ -27,7 +26,7 @@ import { badRequest, conflict } from './errors.js';
  * the key on what it creates (see `idempotencyOf`). A request that lost its lease (a renewal or
  * the final store finds the key taken over) logs a warning: its answer will not be replayed.
  *
- * Keys are kept at least 24 hours; a recurring job prunes older ones. Ages and leases are real
+ * Keys are kept at least 24 hours; a recurring job prunes older ones (prune.ts). Ages and leases are real
  * time, not the service's clock: the test-helper clock moves business time for one instance,
  * and must not expire another instance's reservations.
  *
@@ -39,7 +38,6 @@ import { badRequest, conflict } from './errors.js';
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 export const IDEMPOTENCY_LEASE_SECONDS = 60;
-export const IDEMPOTENCY_RETENTION_HOURS = 24;
 /** Printable ASCII (space to tilde), 1 to 255 characters. */
 export const IDEMPOTENCY_KEY_PATTERN = '^[\\x20-\\x7E]{1,255}$';
 const keyPattern = new RegExp(IDEMPOTENCY_KEY_PATTERN);
@@ -126,27 +124,9 @@ export async function reserveKey(
   // Three rounds cover a key released or taken over between our statements; then it is busy.
   for (let round = 0; round < 3; round++) {
     const leaseToken = randomUUID();
-    const inserted = await db
-      .insertInto('idempotency_keys')
-      .values({
-        workspace_id: workspaceId,
-        idempotency_key: key,
-        fingerprint,
-        lease_token: leaseToken,
-        locked_until: plusSeconds(now, leaseSeconds),
-        created_at: now.toISOString(),
-      })
-      .onConflict((onConflict) => onConflict.columns(['workspace_id', 'idempotency_key']).doNothing())
-      .returning('idempotency_key')
-      .executeTakeFirst();
-    if (inserted) return { kind: 'reserved', leaseToken };
+    if (await insertReservation(db, workspaceId, key, fingerprint, leaseToken, now, leaseSeconds)) return { kind: 'reserved', leaseToken };
 
-    const existing = await db
-      .selectFrom('idempotency_keys')
-      .selectAll()
-      .where('workspace_id', '=', workspaceId)
-      .where('idempotency_key', '=', key)
-      .executeTakeFirst();
+    const existing = await findKey(db, workspaceId, key);
     if (!existing) continue;
     if (existing.fingerprint !== fingerprint) return { kind: 'mismatch' };
     if (existing.response_status !== null) {
@@ -154,57 +134,9 @@ export async function reserveKey(
     }
     if (existing.locked_until !== null && new Date(existing.locked_until) > now) return { kind: 'in-flight' };
     // The lease lapsed: the request that held it died. Take the key over, unless another retry just did.
-    const taken = await db
-      .updateTable('idempotency_keys')
-      .set({ lease_token: leaseToken, locked_until: plusSeconds(now, leaseSeconds) })
-      .where('workspace_id', '=', workspaceId)
-      .where('idempotency_key', '=', key)
-      .where('lease_token', '=', existing.lease_token)
-      .returning('idempotency_key')
-      .executeTakeFirst();
-    if (taken) return { kind: 'reserved', leaseToken };
+    if (await takeOverKey(db, workspaceId, key, existing.lease_token, leaseToken, now, leaseSeconds)) return { kind: 'reserved', leaseToken };
   }
   return { kind: 'in-flight' };
-}
-
-/** Extends the lease of a request still running; false when it was lost (another request took the key over). */
-async function renewLease(db: Kysely<DB>, reservation: IdempotencyReservation, now: Date, leaseSeconds: number): Promise<boolean> {
-  const result = await db
-    .updateTable('idempotency_keys')
-    .set({ locked_until: plusSeconds(now, leaseSeconds) })
-    .where('workspace_id', '=', reservation.workspaceId)
-    .where('idempotency_key', '=', reservation.key)
-    .where('lease_token', '=', reservation.leaseToken)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
-/** Stores the response for replays; false when the lease was lost meanwhile (nothing stored). */
-async function storeResponse(db: Kysely<DB>, reservation: IdempotencyReservation, status: number, contentType: string | null, body: string, now: Date): Promise<boolean> {
-  const result = await db
-    .updateTable('idempotency_keys')
-    .set({
-      lease_token: null,
-      locked_until: null,
-      response_status: status,
-      response_content_type: contentType,
-      response_body: body,
-      completed_at: now.toISOString(),
-    })
-    .where('workspace_id', '=', reservation.workspaceId)
-    .where('idempotency_key', '=', reservation.key)
-    .where('lease_token', '=', reservation.leaseToken)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
-async function releaseKey(db: Kysely<DB>, reservation: IdempotencyReservation) {
-  await db
-    .deleteFrom('idempotency_keys')
-    .where('workspace_id', '=', reservation.workspaceId)
-    .where('idempotency_key', '=', reservation.key)
-    .where('lease_token', '=', reservation.leaseToken)
-    .execute();
 }
 
 function headerValue(reply: FastifyReply, name: string): string | null {
@@ -306,38 +238,3 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyOption
   // However the response ends (onSend stops it first in every ordinary case), the renewal stops with it.
   app.addHook('onResponse', async (request) => stopRenewal(request));
 }
-
-export const IDEMPOTENCY_PRUNE_QUEUE = 'idempotency.prune';
-const PRUNE_BATCH_SIZE = 1000;
-
-/**
- * Deletes keys older than the retention whose request is over (or whose lease lapsed): every
- * workspace's, or one workspace's for a job of that workspace (see sweepScope).
- */
-export function pruneIdempotencyKeysHandler(db: Kysely<DB>, realNow: () => Date = () => new Date()): JobHandler {
-  return {
-    queue: IDEMPOTENCY_PRUNE_QUEUE,
-    async run(job): Promise<{ deleted: number }> {
-      const now = realNow();
-      const before = new Date(now.getTime() - IDEMPOTENCY_RETENTION_HOURS * 60 * 60 * 1000).toISOString();
-      const workspaceId = sweepScope(job);
-      let deleted = 0;
-      for (;;) {
-        job.signal.throwIfAborted();
-        const result = await sql`
-          delete from idempotency_keys where (workspace_id, idempotency_key) in (
-            select workspace_id, idempotency_key from idempotency_keys
-            where created_at < ${before} and (response_status is not null or locked_until < ${now.toISOString()})
-              ${workspaceId === undefined ? sql`` : sql`and workspace_id = ${workspaceId}`}
-            limit ${PRUNE_BATCH_SIZE}
-          )
-        `.execute(db);
-        const count = Number(result.numAffectedRows ?? 0n);
-        deleted += count;
-        if (count < PRUNE_BATCH_SIZE) return { deleted };
-      }
-    },
-  };
-}
-
-export const pruneIdempotencyKeysSchedule: Schedule = { name: 'idempotency.prune', queue: IDEMPOTENCY_PRUNE_QUEUE, everySeconds: 60 * 60 };

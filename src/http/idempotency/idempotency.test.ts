@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, createTenant, startTestService, type Tenant, type TestService, uniqueEmail } from '../../test/harness.js';
-import { LogCapture } from '../../test/log-capture.js';
-import { IDEMPOTENCY_LEASE_SECONDS, IDEMPOTENCY_RETENTION_HOURS, pruneIdempotencyKeysHandler } from './idempotency.js';
+import { call, createTenant, startTestService, type Tenant, type TestService, uniqueEmail } from '../../../test/harness.js';
+import { LogCapture } from '../../../test/log-capture.js';
+import { IDEMPOTENCY_LEASE_SECONDS } from './plugin.js';
+import { IDEMPOTENCY_RETENTION_HOURS, pruneIdempotencyKeysHandler } from './prune.js';
 
 /** Handlers of the test-only routes below, so tests decide when and how they answer. */
 let flakyCalls = 0;

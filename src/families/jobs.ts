@@ -1,0 +1,20 @@
+import type { ServiceDeps } from '../context.js';
+import type { JobRunner } from '../jobs/runner.js';
+import { importJobHandler } from './imports/job.js';
+import { expireIncentivesHandler, expireIncentivesSchedule, providerWorkHandler, providerWorkSchedule } from './incentives/jobs.js';
+import { purgePeopleHandler, purgePeopleSchedule } from './people/purge.js';
+
+/**
+ * Every family's background work (imports, deletion purges, incentive expiry and provider
+ * retries), registered on the runner the service hands in: src/jobs/ imports no family, and every
+ * instance can run every kind of job. A family with new work adds its handlers here.
+ */
+export function registerFamilyJobs(runner: JobRunner, deps: ServiceDeps): void {
+  runner.register(importJobHandler(deps.db, deps.clock, { onRowsCommitted: (rows) => deps.metrics.countImportRows(rows) }));
+  runner.register(purgePeopleHandler(deps.db, deps.clock));
+  runner.schedule(purgePeopleSchedule);
+  runner.register(expireIncentivesHandler(deps.db, deps.clock, deps.providers));
+  runner.schedule(expireIncentivesSchedule);
+  runner.register(providerWorkHandler(deps.db, deps.clock, deps.providers));
+  runner.schedule(providerWorkSchedule);
+}
