@@ -190,6 +190,13 @@ export class JobRunner {
       while (!this.shutdown.signal.aborted && claimed < this.maxRunsPerDrain) {
         const job = await claimJob(this.db, { queues, now: this.clock.now(), leaseSeconds: this.leaseSeconds, workspaceId });
         if (!job) return;
+        if (this.shutdown.signal.aborted) {
+          // Stopped while this claim was under way (it may even have taken a job another worker
+          // just put back): the job goes back at once, unrun, for the next instance or start.
+          // It never ran, so the drain's report leaves it out.
+          await releaseJob(this.db, job, this.clock.now());
+          return;
+        }
         claimed++;
         runs.push(await this.execute(job));
       }
