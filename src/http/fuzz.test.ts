@@ -27,8 +27,10 @@ import { referenceNames } from '../search/names.js';
  * creates, and from another workspace). Every response must come within a bound, never be a 5xx,
  * have a status the operation documents and a body its documented schema accepts.
  *
- * FUZZ_RUNS sets the requests per operation (default below), FUZZ_SEED replays a run (fast-check
- * prints the seed and path of a failure; each operation's seed is FUZZ_SEED plus its index).
+ * FUZZ_RUNS sets the requests per operation (default below). FUZZ_SEED replays a run's draws: the
+ * seed is printed at the end, and a failure shows fast-check's seed for its operation (FUZZ_SEED
+ * plus the operation's index). The data earlier operations left behind is part of what a request
+ * meets, so replay the whole file; a failure also prints the request itself, to send again.
  */
 
 const document = JSON.parse(readFileSync(openApiPath, 'utf8')) as OpenApiDocument;
@@ -162,7 +164,7 @@ afterAll(async () => {
     .sort(([a], [b]) => a - b)
     .map(([status, count]) => `${status}: ${count}`)
     .join(', ');
-  console.log(`fuzz (${storeKind}): ${sent} requests over ${operations.length} operations in ${seconds.toFixed(1)} s (${statuses})`);
+  console.log(`fuzz (${storeKind}): ${sent} requests over ${operations.length} operations in ${seconds.toFixed(1)} s, FUZZ_SEED=${baseSeed} (${statuses})`);
   if (process.env.FUZZ_VERBOSE) {
     for (const [name, tallies] of operationStatuses) {
       console.log(`${name}: ${[...tallies.entries()].sort().map(([tally, count]) => `${tally}×${count}`).join(', ')}`);
