@@ -16,7 +16,8 @@ import { type BenchOptions, type BenchResult, flagNumber } from './lib/types.js'
  * and canceled, and a small import (200 rows) every few seconds beside them. It prints p50/p99 and
  * the errors of each operation (any answer >= 400 is an error: the workload only asks what the
  * API allows, so none is expected by design; a sample of each is printed), and the server's RSS
- * after warm-up (60 s, or 10% of a shorter run) against its RSS at the end.
+ * after warm-up (60 s, or 10% of a shorter run) against its RSS at the end (each the median of ten
+ * one-second samples).
  * Aims: 0 errors, RSS growth < 10%.
  */
 
@@ -411,13 +412,14 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     clearInterval(sampler);
     clearInterval(progress);
     const elapsed = (performance.now() - started) / 1000;
-    const endRss = processMemory(server.pid)?.rss ?? Number.NaN;
     recorder.measuring = false;
 
-    // RSS after warm-up: the first sample at or after its end; at the end: the sample taken as the load stopped.
-    const warmSample = rssSamples.find((sample) => sample.at >= warmupSeconds) ?? rssSamples[0];
-    const warmRss = warmSample?.rss ?? Number.NaN;
-    const peakAfterWarmup = Math.max(...rssSamples.filter((sample) => sample.at >= warmupSeconds).map((sample) => sample.rss), endRss);
+    // RSS swings by a tenth between collections: each end of the comparison is the median of ten
+    // one-second samples, those right after warm-up and the last ten of the run.
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+    const warmRss = median(rssSamples.filter((sample) => sample.at >= warmupSeconds).slice(0, 10).map((sample) => sample.rss));
+    const endRss = median(rssSamples.slice(-10).map((sample) => sample.rss));
+    const peakAfterWarmup = Math.max(...rssSamples.filter((sample) => sample.at >= warmupSeconds).map((sample) => sample.rss));
     const growth = (endRss - warmRss) / warmRss;
 
     const rows: (string | number)[][] = [];
@@ -438,7 +440,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       process.stdout.write(`errors of ${operation} (${count}):\n${samples.map((sample) => `  ${sample}`).join('\n')}\n`);
     }
     process.stdout.write(
-      `server RSS: ${(warmRss / MiB).toFixed(1)} MiB after warm-up (${warmupSeconds} s), ${(endRss / MiB).toFixed(1)} MiB at the end (${(growth * 100).toFixed(1)}%), ` +
+      `server RSS (median of 10 one-second samples): ${(warmRss / MiB).toFixed(1)} MiB after warm-up (${warmupSeconds} s), ${(endRss / MiB).toFixed(1)} MiB at the end (${(growth * 100).toFixed(1)}%), ` +
         `peak after warm-up ${(peakAfterWarmup / MiB).toFixed(1)} MiB\n`,
     );
     process.stdout.write('aims: 0 errors; RSS growth from the end of warm-up to the end < 10%\n');
