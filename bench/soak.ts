@@ -79,8 +79,19 @@ interface Answer<T> {
 class Recorder {
   readonly latencies = new Map<string, number[]>();
   readonly errors = new Map<string, { count: number; samples: string[] }>();
+  /** Searches: how each total was counted and the server's own time (its Server-Timing header). */
+  readonly searchTimings = new Map<string, { countedBy: Record<string, number>; serverMs: number[] }>();
   /** Off while seeding: only the workload's requests are measured. */
   measuring = false;
+
+  recordTiming(operation: string, header: string | null) {
+    const match = header ? /desc="(\w+)";dur=([\d.]+)/.exec(header) : null;
+    if (!this.measuring || !match) return;
+    let timing = this.searchTimings.get(operation);
+    if (!timing) this.searchTimings.set(operation, (timing = { countedBy: {}, serverMs: [] }));
+    timing.countedBy[match[1]!] = (timing.countedBy[match[1]!] ?? 0) + 1;
+    timing.serverMs.push(Number(match[2]));
+  }
 
   record(operation: string, ms: number, status: number, text: string) {
     if (!this.measuring) {
@@ -166,6 +177,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       try {
         const response = await fetch(`${base}${url}`, { method, headers, body: payload, signal: AbortSignal.timeout(60_000) });
         status = response.status;
+        recorder.recordTiming(operation, response.headers.get('server-timing'));
         text = await response.text();
       } catch (error) {
         text = error instanceof Error ? error.message : String(error);
@@ -439,6 +451,15 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     for (const [operation, { count, samples }] of recorder.errors) {
       process.stdout.write(`errors of ${operation} (${count}):\n${samples.map((sample) => `  ${sample}`).join('\n')}\n`);
     }
+    const searchTotals: Record<string, unknown> = {};
+    for (const [operation, { countedBy, serverMs }] of recorder.searchTimings) {
+      const sorted = [...serverMs].sort((a, b) => a - b);
+      searchTotals[operation] = { countedBy, serverP50Ms: +percentile(sorted, 50).toFixed(1), serverP99Ms: +percentile(sorted, 99).toFixed(1) };
+      process.stdout.write(
+        `${operation}: totals counted by ${Object.entries(countedBy).map(([by, count]) => `${by} ${count}`).join(', ')}; ` +
+          `server time (Server-Timing) p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms\n`,
+      );
+    }
     process.stdout.write(
       `server RSS (median of 10 one-second samples): ${(warmRss / MiB).toFixed(1)} MiB after warm-up (${warmupSeconds} s), ${(endRss / MiB).toFixed(1)} MiB at the end (${(growth * 100).toFixed(1)}%), ` +
         `peak after warm-up ${(peakAfterWarmup / MiB).toFixed(1)} MiB\n`,
@@ -462,6 +483,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       rssGrowthPercent: +(growth * 100).toFixed(1),
       people: personCounter,
       operations: figures,
+      searchTotals,
     };
   } finally {
     if (server) await stopServer(server);
