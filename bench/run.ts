@@ -20,6 +20,10 @@ const benches: Record<string, { summary: string; load: () => Promise<{ run(optio
     summary: 'time to /readyz 200, idle RSS and RSS after 10,000 mixed requests of the compiled server (node dist/server.js), embedded (existing data) and PostgreSQL, against a bare Fastify + PGlite/pg floor (flags: --rounds=N, --requests=N, --stores=embedded,postgres)',
     load: () => import('./startup.js'),
   },
+  soak: {
+    summary: 'a mixed workload (reads, searches, writes, participant moves, incentives, a 200-row import every 4 s) at concurrency 32 on PostgreSQL for 10 minutes (--quick: 60 s): p50/p99 and errors per operation, server RSS after warm-up vs at the end (flags: --seconds=N, --concurrency=N)',
+    load: () => import('./soak.js'),
+  },
   import: {
     summary: 'POST /imports of 1,000,000 generated people (5 custom properties) on PostgreSQL against COPY of the same file (flags: --rows=N, --heap-cap=MiB, --profile)',
     load: () => import('./import.js'),

@@ -59,10 +59,13 @@ export interface RunningServer {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** `src/server.ts` in a child process on a free port, once it serves /healthz; fails if it exits first. */
-export async function startServer(env: Record<string, string>, logLevel = 'warn'): Promise<RunningServer> {
+/**
+ * `src/server.ts` (or another `entry` that starts it) in a child process on a free port, once it
+ * serves /healthz; fails if it exits first.
+ */
+export async function startServer(env: Record<string, string>, logLevel = 'warn', entry = 'src/server.ts'): Promise<RunningServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: projectRoot,
     env: childEnvironment({ ...env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: logLevel }),
   });

@@ -1,0 +1,492 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { processMemory } from './lib/memory.js';
+import { dropPostgresDatabase, recreatePostgresDatabase, storeEnv } from './lib/store.js';
+import { formatTable } from './lib/table.js';
+import { type BenchOptions, type BenchResult, flagNumber } from './lib/types.js';
+
+/**
+ * `npm run bench -- soak [--quick] [--seconds=N] [--concurrency=N]`: the compiled server
+ * (`node --enable-source-maps dist/server.js`, as `npm start` runs it) on a PostgreSQL database of
+ * its own, under a mixed workload for 10 minutes (`--quick`: 60 s) at concurrency 32: reads,
+ * searches, writes of people and participants, participant status moves, incentives sent, resent
+ * and canceled, and a small import (200 rows) every few seconds beside them. It prints p50/p99 and
+ * the errors of each operation (any answer >= 400 is an error: the workload only asks what the
+ * API allows, so none is expected by design; a sample of each is printed), and the server's RSS
+ * after warm-up (60 s, or 10% of a shorter run) against its RSS at the end (each the median of ten
+ * one-second samples).
+ * Aims: 0 errors, RSS growth < 10%.
+ */
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const MiB = 1024 * 1024;
+const DATABASE = 'bench_soak';
+const IMPORT_ROWS = 200;
+const IMPORT_EVERY_MS = 4000;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+async function startServer(env: NodeJS.ProcessEnv, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--enable-source-maps', 'dist/server.js'], {
+    cwd: root,
+    env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const deadline = performance.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`dist/server.js exited with code ${child.exitCode} before it was ready`);
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (response) => response.status === 200,
+      () => false,
+    );
+    if (ready) return child;
+    if (performance.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error('dist/server.js was not ready within 60 s');
+    }
+    await sleep(50);
+  }
+}
+
+async function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  await exited;
+  clearTimeout(killer);
+}
+
+interface Answer<T> {
+  status: number;
+  body: T;
+  text: string;
+}
+
+/** Per operation: latencies, and the answers that were errors (status >= 400, or no answer at all: 0). */
+class Recorder {
+  readonly latencies = new Map<string, number[]>();
+  readonly errors = new Map<string, { count: number; samples: string[] }>();
+  /** Searches: how each total was counted and the server's own time (its Server-Timing header). */
+  readonly searchTimings = new Map<string, { countedBy: Record<string, number>; serverMs: number[] }>();
+  /** Off while seeding: only the workload's requests are measured. */
+  measuring = false;
+
+  recordTiming(operation: string, header: string | null) {
+    const match = header ? /desc="(\w+)";dur=([\d.]+)/.exec(header) : null;
+    if (!this.measuring || !match) return;
+    let timing = this.searchTimings.get(operation);
+    if (!timing) this.searchTimings.set(operation, (timing = { countedBy: {}, serverMs: [] }));
+    timing.countedBy[match[1]!] = (timing.countedBy[match[1]!] ?? 0) + 1;
+    timing.serverMs.push(Number(match[2]));
+  }
+
+  record(operation: string, ms: number, status: number, text: string) {
+    if (!this.measuring) {
+      if (status >= 400 || status === 0) throw new Error(`seeding failed: ${operation} answered ${status}: ${text.slice(0, 500)}`);
+      return;
+    }
+    let list = this.latencies.get(operation);
+    if (!list) this.latencies.set(operation, (list = []));
+    list.push(ms);
+    if (status >= 400 || status === 0) {
+      let errors = this.errors.get(operation);
+      if (!errors) this.errors.set(operation, (errors = { count: 0, samples: [] }));
+      errors.count++;
+      if (errors.samples.length < 3) errors.samples.push(`${status} ${text.slice(0, 300)}`);
+    }
+  }
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
+}
+
+const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
+
+type ParticipantStatus = 'NOT_STARTED' | 'INVITED' | 'SCHEDULED' | 'CANCELED';
+
+interface ParticipantEntry {
+  studyId: string;
+  participantId: string;
+  status: ParticipantStatus;
+}
+
+interface IncentiveEntry {
+  incentiveId: string;
+  resends: number;
+}
+
+export async function run(options: BenchOptions): Promise<BenchResult> {
+  const seconds = flagNumber(options.flags, 'seconds', options.quick ? 60 : 600);
+  const concurrency = flagNumber(options.flags, 'concurrency', 32);
+  const warmupSeconds = seconds >= 600 ? 60 : Math.max(1, Math.round(seconds / 10));
+
+  process.stderr.write('building dist/ (npm run build)\n');
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+
+  const store = await recreatePostgresDatabase(DATABASE);
+  const env: NodeJS.ProcessEnv = {
+    ...storeEnv(store),
+    DATA_DIR: '',
+    REDIS_URL: '',
+    RATE_LIMIT_MAX: '100000000',
+    // Imports start within a second rather than within the default 5 s poll.
+    JOB_POLL_SECONDS: '1',
+    TEST_HELPERS: '',
+  };
+  const port = await freePort();
+  let server: ChildProcess | undefined;
+  try {
+    server = await startServer(env, port);
+    const created = execFileSync(process.execPath, ['dist/cli.js', 'workspace', 'create', '--name', 'Soak bench', '--email', 'soak@example.org'], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      encoding: 'utf8',
+    });
+    const { token } = JSON.parse(created) as { token: string };
+    const recorder = new Recorder();
+    const base = `http://127.0.0.1:${port}/v1`;
+
+    const api = async <T = unknown>(operation: string, method: string, url: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<Answer<T>> => {
+      const headers: Record<string, string> = { authorization: `Bearer ${token}`, ...extraHeaders };
+      let payload: string | undefined;
+      if (typeof body === 'string') {
+        headers['content-type'] = 'text/csv';
+        payload = body;
+      } else if (body !== undefined) {
+        headers['content-type'] = 'application/json';
+        payload = JSON.stringify(body);
+      }
+      const started = performance.now();
+      let status = 0;
+      let text: string;
+      try {
+        const response = await fetch(`${base}${url}`, { method, headers, body: payload, signal: AbortSignal.timeout(60_000) });
+        status = response.status;
+        recorder.recordTiming(operation, response.headers.get('server-timing'));
+        text = await response.text();
+      } catch (error) {
+        text = error instanceof Error ? error.message : String(error);
+      }
+      recorder.record(operation, performance.now() - started, status, text);
+      let parsed: unknown;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = undefined;
+      }
+      return { status, body: parsed as T, text };
+    };
+
+    // --- Seeding: properties, studies, people, participants (not measured).
+    process.stderr.write('seeding\n');
+    const properties = await api<{ results: { personProperty: { propertyId: string; name: string } }[] }>('seed', 'POST', '/properties/import', [
+      { name: 'Age', propertyType: 'NUMBER' },
+      { name: 'Tier', propertyType: 'SINGLE_SELECT', propertyOptions: [{ name: 'Bronze' }, { name: 'Silver' }, { name: 'Gold' }] },
+    ]);
+    const propertyId = Object.fromEntries(properties.body.results.map(({ personProperty }) => [personProperty.name, personProperty.propertyId])) as Record<string, string>;
+    const ageId = propertyId.Age!;
+    const tierId = propertyId.Tier!;
+    const tiers = ['Bronze', 'Silver', 'Gold'];
+
+    const activeStudies: string[] = [];
+    for (let index = 0; index < 3; index++) {
+      const study = await api<{ studyId: string }>('seed', 'POST', '/studies', {
+        studyType: 'INTERVIEWS',
+        recruitmentStrategy: 'IN_SERVICE',
+        studyPlan: { name: `Soak interviews ${index + 1}`, participationLimit: 100_000 },
+      });
+      await api('seed', 'POST', `/studies/${study.body.studyId}/launch`);
+      activeStudies.push(study.body.studyId);
+    }
+    // Resend and cancel need the incentive's study in DRAFT (the reference's rule): payments go to this one.
+    const draftStudy = (await api<{ studyId: string }>('seed', 'POST', '/studies', { studyType: 'INTERVIEWS', recruitmentStrategy: 'IN_SERVICE', studyPlan: { name: 'Soak payments' } }))
+      .body.studyId;
+    const allStudies = [...activeStudies, draftStudy];
+
+    let personCounter = 0;
+    const people: string[] = [];
+    /** People created and not yet added to any study. */
+    const unassigned: string[] = [];
+    const participants: ParticipantEntry[] = [];
+    const payable: string[] = [];
+    const incentives: IncentiveEntry[] = [];
+
+    const personBody = () => {
+      const index = personCounter++;
+      return { email: `soak-${index}@example.org`, firstName: `Soak${index}`, lastName: 'Person', properties: { [ageId]: 18 + (index % 60), [tierId]: tiers[index % 3] } };
+    };
+    const createPerson = async (operation: string) => {
+      const answer = await api<{ personId: string }>(operation, 'POST', '/people', personBody());
+      if (answer.status === 201 || answer.status === 200) {
+        people.push(answer.body.personId);
+        unassigned.push(answer.body.personId);
+      }
+    };
+    const addParticipants = async (operation: string) => {
+      while (unassigned.length < 5) await createPerson(operation === 'seed' ? 'seed' : 'create person');
+      const studyId = pick(allStudies);
+      const personIds = unassigned.splice(0, 5);
+      const answer = await api<{ results: { participantId: string }[] }>(operation, 'POST', `/studies/${studyId}/participants`, { personIds });
+      for (const added of answer.body?.results ?? []) {
+        if (studyId === draftStudy) payable.push(added.participantId);
+        else participants.push({ studyId, participantId: added.participantId, status: 'NOT_STARTED' });
+      }
+    };
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        for (let round = 0; round < 40; round++) await createPerson('seed');
+      }),
+    );
+    while (unassigned.length >= 5) await addParticipants('seed');
+
+    // --- The workload.
+    let importCounter = 0;
+    const importCsv = () => {
+      const lines = ['email,firstName,lastName,Age,Tier'];
+      for (let row = 0; row < IMPORT_ROWS; row++) {
+        // A quarter updates people the import made earlier, the rest are new.
+        const email = row % 4 === 0 && importCounter > 0 ? `soak-import-${importCounter - 1}-${row}@example.org` : `soak-import-${importCounter}-${row}@example.org`;
+        lines.push(`${email},Imported${row},Batch${importCounter},${20 + (row % 50)},${tiers[row % 3]}`);
+      }
+      importCounter++;
+      return `${lines.join('\n')}\n`;
+    };
+
+    const nextStatus: Record<ParticipantStatus, ParticipantStatus | 'COMPLETED'> = { NOT_STARTED: 'INVITED', INVITED: 'SCHEDULED', SCHEDULED: 'CANCELED', CANCELED: 'INVITED' };
+    const operations: [weight: number, run: () => Promise<void>][] = [
+      [12, async () => void (await api('GET person', 'GET', `/people/${pick(people)}`))],
+      [5, async () => void (await api('GET studies', 'GET', '/studies?size=25'))],
+      [5, async () => void (await api('GET study', 'GET', `/studies/${pick(allStudies)}`))],
+      [
+        8,
+        async () => {
+          const participant = participants.length > 0 ? pick(participants) : undefined;
+          if (participant) await api('GET participant', 'GET', `/studies/${participant.studyId}/participants/${participant.participantId}`);
+        },
+      ],
+      [
+        10,
+        async () =>
+          void (await api('search people', 'POST', '/people/search', {
+            filter: {
+              filters: [
+                { property: { propertyId: ageId }, comparison: 'GREATER_THAN', value: 18 + Math.floor(Math.random() * 50) },
+                { property: { propertyId: tierId }, comparison: 'IS_ANY_OF', value: [pick(tiers)] },
+              ],
+            },
+            pageInfo: { size: 25 },
+          })),
+      ],
+      [
+        10,
+        async () =>
+          void (await api('search participants', 'POST', `/studies/${pick(activeStudies)}/participants/search`, {
+            filter: { filters: [{ property: { propertyGroup: 'PARTICIPANT', propertyName: 'STATUS' }, comparison: 'IS_ANY_OF', value: ['INVITED', 'SCHEDULED'] }] },
+            pageInfo: { size: 25 },
+          })),
+      ],
+      [8, () => createPerson('create person')],
+      [
+        8,
+        async () => {
+          const index = Math.floor(Math.random() * personCounter);
+          await api('patch person', 'PATCH', `/people/${pick(people)}`, { lastName: `Patched${index}`, properties: { [ageId]: 18 + (index % 60) } });
+        },
+      ],
+      [5, () => addParticipants('add participants')],
+      [
+        12,
+        async () => {
+          // Taken out of the pool while it moves: one move of a participant at a time.
+          const index = Math.floor(Math.random() * participants.length);
+          const participant = participants[index];
+          if (!participant) return;
+          participants.splice(index, 1);
+          const status = Math.random() < 0.3 && participant.status === 'SCHEDULED' ? 'COMPLETED' : nextStatus[participant.status];
+          const body: Record<string, unknown> = { status };
+          if (status === 'SCHEDULED') body.interviewStartTime = new Date(Date.now() + 7 * 86_400_000).toISOString();
+          const answer = await api('move participant', 'PATCH', `/studies/${participant.studyId}/participants/${participant.participantId}`, body);
+          if (answer.status === 200 && status !== 'COMPLETED') participants.push({ ...participant, status });
+          else if (answer.status !== 200) participants.push(participant);
+        },
+      ],
+      [
+        4,
+        async () => {
+          if (payable.length === 0) return;
+          const cash = Math.random() < 0.75;
+          const answer = await api<{ incentiveId: string }>(
+            'send incentive',
+            'POST',
+            '/incentives',
+            cash ? { participantId: pick(payable), type: 'MONEY_OR_GIFT_CARD', amountCents: 2500 } : { participantId: pick(payable), type: 'CUSTOM', customIncentiveValue: 'Tote bag' },
+            { 'idempotency-key': randomUUID() },
+          );
+          if (answer.status === 201 && cash) incentives.push({ incentiveId: answer.body.incentiveId, resends: 0 });
+        },
+      ],
+      [
+        3,
+        async () => {
+          // UNCLAIMED money incentives: resent up to twice, then canceled (CANCELED is final).
+          const index = Math.floor(Math.random() * incentives.length);
+          const incentive = incentives[index];
+          if (!incentive) return;
+          incentives.splice(index, 1);
+          if (incentive.resends < 2) {
+            const answer = await api('resend incentive', 'POST', `/incentives/${incentive.incentiveId}/resend`);
+            incentives.push(answer.status === 200 ? { ...incentive, resends: incentive.resends + 1 } : incentive);
+          } else {
+            const answer = await api('cancel incentive', 'POST', `/incentives/${incentive.incentiveId}/cancel`);
+            if (answer.status !== 200) incentives.push(incentive);
+          }
+        },
+      ],
+      [
+        3,
+        async () => {
+          const incentive = incentives.length > 0 ? pick(incentives) : undefined;
+          if (incentive) await api('GET incentive', 'GET', `/incentives/${incentive.incentiveId}`);
+        },
+      ],
+    ];
+    const totalWeight = operations.reduce((sum, [weight]) => sum + weight, 0);
+    const chooseOperation = () => {
+      let roll = Math.random() * totalWeight;
+      for (const [weight, operation] of operations) {
+        roll -= weight;
+        if (roll < 0) return operation;
+      }
+      return operations[0]![1];
+    };
+
+    process.stderr.write(`soak: ${seconds} s at concurrency ${concurrency}, warm-up ${warmupSeconds} s, an import of ${IMPORT_ROWS} rows every ${IMPORT_EVERY_MS / 1000} s\n`);
+    recorder.measuring = true;
+    const started = performance.now();
+    const endAt = started + seconds * 1000;
+    const rssSamples: { at: number; rss: number }[] = [];
+    const sampler = setInterval(() => {
+      const memory = processMemory(server?.pid);
+      if (memory) rssSamples.push({ at: (performance.now() - started) / 1000, rss: memory.rss });
+    }, 1000);
+    const progress = setInterval(() => {
+      const elapsed = (performance.now() - started) / 1000;
+      const requests = [...recorder.latencies.values()].reduce((sum, list) => sum + list.length, 0);
+      const errors = [...recorder.errors.values()].reduce((sum, entry) => sum + entry.count, 0);
+      const rss = rssSamples.at(-1)?.rss ?? Number.NaN;
+      process.stderr.write(`  ${elapsed.toFixed(0)} s: ${requests} requests, ${errors} errors, RSS ${(rss / MiB).toFixed(1)} MiB, people ${personCounter}, imports ${importCounter}\n`);
+    }, seconds >= 300 ? 30_000 : 10_000);
+
+    const importTimes: number[] = [];
+    let importsUnfinished = 0;
+    const importer = (async () => {
+      while (performance.now() < endAt) {
+        const startedImport = performance.now();
+        const accepted = await api<{ importId: string }>('POST import (200 rows)', 'POST', '/imports', importCsv());
+        if (accepted.status === 202) {
+          const deadline = performance.now() + 60_000;
+          let done = false;
+          while (performance.now() < deadline) {
+            await sleep(200);
+            const state = await api<{ status: string; rowsFailed: number }>('GET import', 'GET', `/imports/${accepted.body.importId}`);
+            if (state.body?.status === 'COMPLETED' || state.body?.status === 'FAILED') {
+              if (state.body.status !== 'COMPLETED' || state.body.rowsFailed !== 0) recorder.record('import to COMPLETED', performance.now() - startedImport, 500, state.text);
+              else recorder.record('import to COMPLETED', performance.now() - startedImport, 200, '');
+              done = true;
+              break;
+            }
+          }
+          if (!done) importsUnfinished++;
+          importTimes.push(performance.now() - startedImport);
+        }
+        await sleep(Math.max(0, IMPORT_EVERY_MS - (performance.now() - startedImport)));
+      }
+    })();
+    const workers = Array.from({ length: concurrency }, async () => {
+      while (performance.now() < endAt) await chooseOperation()();
+    });
+    await Promise.all([...workers, importer]);
+    clearInterval(sampler);
+    clearInterval(progress);
+    const elapsed = (performance.now() - started) / 1000;
+    recorder.measuring = false;
+
+    // RSS swings by a tenth between collections: each end of the comparison is the median of ten
+    // one-second samples, those right after warm-up and the last ten of the run.
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+    const warmRss = median(rssSamples.filter((sample) => sample.at >= warmupSeconds).slice(0, 10).map((sample) => sample.rss));
+    const endRss = median(rssSamples.slice(-10).map((sample) => sample.rss));
+    const peakAfterWarmup = Math.max(...rssSamples.filter((sample) => sample.at >= warmupSeconds).map((sample) => sample.rss));
+    const growth = (endRss - warmRss) / warmRss;
+
+    const rows: (string | number)[][] = [];
+    const figures: Record<string, { requests: number; p50Ms: number; p99Ms: number; errors: number }> = {};
+    let totalRequests = 0;
+    let totalErrors = 0;
+    for (const [operation, list] of [...recorder.latencies.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+      const sorted = [...list].sort((a, b) => a - b);
+      const errors = recorder.errors.get(operation)?.count ?? 0;
+      totalRequests += list.length;
+      totalErrors += errors;
+      figures[operation] = { requests: list.length, p50Ms: +percentile(sorted, 50).toFixed(1), p99Ms: +percentile(sorted, 99).toFixed(1), errors };
+      rows.push([operation, list.length, +percentile(sorted, 50).toFixed(1), +percentile(sorted, 99).toFixed(1), errors]);
+    }
+    process.stdout.write(`${formatTable(['operation', 'requests', 'p50 ms', 'p99 ms', 'errors'], rows)}\n`);
+    process.stdout.write(`${totalRequests} requests in ${elapsed.toFixed(0)} s (${(totalRequests / elapsed).toFixed(0)}/s), ${totalErrors} errors; ${importTimes.length} imports of ${IMPORT_ROWS} rows (${importsUnfinished} not finished within 60 s)\n`);
+    for (const [operation, { count, samples }] of recorder.errors) {
+      process.stdout.write(`errors of ${operation} (${count}):\n${samples.map((sample) => `  ${sample}`).join('\n')}\n`);
+    }
+    const searchTotals: Record<string, unknown> = {};
+    for (const [operation, { countedBy, serverMs }] of recorder.searchTimings) {
+      const sorted = [...serverMs].sort((a, b) => a - b);
+      searchTotals[operation] = { countedBy, serverP50Ms: +percentile(sorted, 50).toFixed(1), serverP99Ms: +percentile(sorted, 99).toFixed(1) };
+      process.stdout.write(
+        `${operation}: totals counted by ${Object.entries(countedBy).map(([by, count]) => `${by} ${count}`).join(', ')}; ` +
+          `server time (Server-Timing) p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms\n`,
+      );
+    }
+    process.stdout.write(
+      `server RSS (median of 10 one-second samples): ${(warmRss / MiB).toFixed(1)} MiB after warm-up (${warmupSeconds} s), ${(endRss / MiB).toFixed(1)} MiB at the end (${(growth * 100).toFixed(1)}%), ` +
+        `peak after warm-up ${(peakAfterWarmup / MiB).toFixed(1)} MiB\n`,
+    );
+    process.stdout.write('aims: 0 errors; RSS growth from the end of warm-up to the end < 10%\n');
+    return {
+      bench: 'soak',
+      quick: options.quick,
+      // 1.0: no growth of the server's memory over the run.
+      ratio: +(endRss / warmRss).toFixed(3),
+      seconds: Math.round(elapsed),
+      concurrency,
+      requests: totalRequests,
+      errors: totalErrors,
+      imports: importTimes.length,
+      importsUnfinished,
+      warmupSeconds,
+      rssAfterWarmupMiB: +(warmRss / MiB).toFixed(1),
+      rssEndMiB: +(endRss / MiB).toFixed(1),
+      rssPeakAfterWarmupMiB: +(peakAfterWarmup / MiB).toFixed(1),
+      rssGrowthPercent: +(growth * 100).toFixed(1),
+      people: personCounter,
+      operations: figures,
+      searchTotals,
+    };
+  } finally {
+    if (server) await stopServer(server);
+    await dropPostgresDatabase(DATABASE);
+  }
+}
