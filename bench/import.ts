@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { createReadStream, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -22,7 +23,8 @@ import { type BenchOptions, type BenchResult, flagNumber, flagValue } from './li
  * process whose resident memory is sampled throughout the import.
  */
 
-const serverEntry = new URL('./http-server.ts', import.meta.url).href;
+// The service as shipped: compiled dist/ on plain node (built at the start of run()).
+const serverEntry = new URL('./compiled-service.mjs', import.meta.url).href;
 const POLL_MS = 100;
 
 function log(line: string) {
@@ -145,6 +147,8 @@ async function measureService(rows: number, file: string, options: { profileDire
     nodeFlags: [
       ...(options.profileDirectory ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDirectory}`] : []),
       ...(options.heapCapMiB ? [`--max-old-space-size=${options.heapCapMiB}`] : []),
+      // Node flags to try on the server, e.g. BENCH_NODE_FLAGS="--max-semi-space-size=4".
+      ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []),
     ],
   });
   try {
@@ -197,7 +201,7 @@ async function countPeople(databaseUrl: string, workspaceId: string): Promise<nu
 }
 
 function profileSummary(directory: string): string | undefined {
-  // The main thread's profile is the largest; tsx's loader thread writes a small one too.
+  // The main thread's profile is the largest.
   const file = readdirSync(directory)
     .filter((name) => name.endsWith('.cpuprofile'))
     .sort((a, b) => statSync(path.join(directory, b)).size - statSync(path.join(directory, a)).size)[0];
@@ -218,6 +222,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   // grow the heap well past what is live before it collects, and the peak shows that policy more
   // than the import's own memory.
   const heapCapMiB = flagValue(flags, 'heap-cap') === undefined ? undefined : Math.round(flagNumber(flags, 'heap-cap', 0));
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: 'inherit' });
   const directory = mkdtempSync(path.join(tmpdir(), 'bench-import-'));
   const file = path.join(directory, 'people.csv');
   try {

@@ -25,7 +25,7 @@ const benches: Record<string, { summary: string; load: () => Promise<{ run(optio
     load: () => import('./soak.js'),
   },
   import: {
-    summary: 'POST /imports of 1,000,000 generated people (5 custom properties) on PostgreSQL against COPY of the same file (flags: --rows=N, --heap-cap=MiB, --profile)',
+    summary: 'POST /imports of 1,000,000 generated people (5 custom properties) to the compiled server on PostgreSQL against COPY of the same file (flags: --rows=N, --heap-cap=MiB, --profile; env BENCH_NODE_FLAGS for the server)',
     load: () => import('./import.js'),
   },
 };

@@ -19,8 +19,10 @@ const tsxLoader = import.meta.resolve('tsx');
  * deployed server would have) and waits until it reports the port it listens on.
  */
 export function startChild(entry: string, args: string[], options: { env?: NodeJS.ProcessEnv; nodeFlags?: string[]; startTimeoutMs?: number } = {}): Promise<RunningChild> {
+  // A JavaScript entry (the compiled service) runs on plain node, as it does in production.
+  const loader = entry.endsWith('.ts') ? ['--import', tsxLoader] : [];
   const child = fork(fileURLToPath(entry), args, {
-    execArgv: ['--import', tsxLoader, ...(options.nodeFlags ?? [])],
+    execArgv: [...loader, ...(options.nodeFlags ?? [])],
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
