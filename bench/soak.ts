@@ -1,8 +1,8 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { freePort, startReadyProcess, stopProcess } from './lib/compiled-server.js';
 import { processMemory } from './lib/memory.js';
 import { dropPostgresDatabase, recreatePostgresDatabase, storeEnv } from './lib/store.js';
 import { formatTable } from './lib/table.js';
@@ -26,48 +26,6 @@ const MiB = 1024 * 1024;
 const DATABASE = 'bench_soak';
 const IMPORT_ROWS = 200;
 const IMPORT_EVERY_MS = 4000;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-async function startServer(env: NodeJS.ProcessEnv, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--enable-source-maps', 'dist/server.js'], {
-    cwd: root,
-    env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const deadline = performance.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`dist/server.js exited with code ${child.exitCode} before it was ready`);
-    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
-      (response) => response.status === 200,
-      () => false,
-    );
-    if (ready) return child;
-    if (performance.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error('dist/server.js was not ready within 60 s');
-    }
-    await sleep(50);
-  }
-}
-
-async function stopServer(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  await exited;
-  clearTimeout(killer);
-}
 
 interface Answer<T> {
   status: number;
@@ -151,7 +109,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   const port = await freePort();
   let server: ChildProcess | undefined;
   try {
-    server = await startServer(env, port);
+    server = (await startReadyProcess(env, port)).child;
     const created = execFileSync(process.execPath, ['dist/cli.js', 'workspace', 'create', '--name', 'Soak bench', '--email', 'soak@example.org'], {
       cwd: root,
       env: { ...process.env, ...env },
@@ -486,7 +444,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       searchTotals,
     };
   } finally {
-    if (server) await stopServer(server);
+    if (server) await stopProcess(server);
     await dropPostgresDatabase(DATABASE);
   }
 }

@@ -1,10 +1,11 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { freePort, startReadyProcess, stopProcess } from './lib/compiled-server.js';
 import { processMemory } from './lib/memory.js';
 import { formatTable } from './lib/table.js';
 import { type BenchOptions, type BenchResult, flagNumber, flagValue } from './lib/types.js';
@@ -19,40 +20,6 @@ import { type BenchOptions, type BenchResult, flagNumber, flagValue } from './li
 const root = fileURLToPath(new URL('..', import.meta.url));
 const postgresUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const MiB = 1024 * 1024;
-
-interface Started {
-  child: ChildProcess;
-  readyMs: number;
-}
-
-async function startAndWait(args: string[], env: NodeJS.ProcessEnv, port: number): Promise<Started> {
-  const started = performance.now();
-  const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'] });
-  const deadline = started + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited with code ${child.exitCode} before it was ready`);
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}/readyz`);
-      if (response.status === 200) return { child, readyMs: performance.now() - started };
-    } catch {
-      // not listening yet
-    }
-    if (performance.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`${args.join(' ')} was not ready within 60 s`);
-    }
-    await sleep(5);
-  }
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(killer);
-}
 
 const rssOf = (child: ChildProcess) => processMemory(child.pid)?.rss ?? Number.NaN;
 
@@ -100,13 +67,13 @@ interface Figures {
 }
 
 async function measure(label: string, args: string[], env: NodeJS.ProcessEnv, rounds: number, requests: number, token: string | undefined): Promise<Figures> {
-  const port = 18_000 + Math.floor(Math.random() * 2000);
+  const port = await freePort();
   const readyRuns: number[] = [];
   let idleRss = Number.NaN;
   let loadedRss = Number.NaN;
   let errors = 0;
   for (let round = 0; round < rounds; round++) {
-    const { child, readyMs } = await startAndWait(args, env, port);
+    const { child, readyMs } = await startReadyProcess(env, port, args);
     readyRuns.push(readyMs);
     if (round === rounds - 1) {
       await sleep(2000);
@@ -117,7 +84,7 @@ async function measure(label: string, args: string[], env: NodeJS.ProcessEnv, ro
       loadedRss = rssOf(child);
       process.stderr.write(`${label}: ${requests} requests in ${load.seconds.toFixed(1)} s, ${errors} answered >= 400\n`);
     }
-    await stop(child);
+    await stopProcess(child);
   }
   const sorted = [...readyRuns].sort((a, b) => a - b);
   return { readyMs: sorted[Math.floor(sorted.length / 2)] ?? Number.NaN, readyRuns, idleRss, loadedRss, errors };
@@ -153,8 +120,8 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       env = { ...common, DATABASE_URL: '', DATA_DIR: dataDir };
       cleanup = async () => rmSync(dataDir, { recursive: true, force: true });
       // The data directory exists before the timed starts: initdb and migrations are not timed.
-      const first = await startAndWait(server, env, 17_999);
-      await stop(first.child);
+      const first = await startReadyProcess(env, await freePort(), server);
+      await stopProcess(first.child);
     } else if (store === 'postgres') {
       const database = `bench_startup`;
       const admin = new pg.Client({ connectionString: postgresUrl });
@@ -165,8 +132,8 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       const url = new URL(postgresUrl);
       url.pathname = `/${database}`;
       env = { ...common, DATABASE_URL: url.toString(), DATA_DIR: '' };
-      const first = await startAndWait(server, env, 17_999);
-      await stop(first.child);
+      const first = await startReadyProcess(env, await freePort(), server);
+      await stopProcess(first.child);
     } else {
       throw new Error(`--stores takes embedded and postgres, got "${store}"`);
     }

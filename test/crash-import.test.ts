@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeKind } from './harness.js';
 import { type RunningServer, startServer } from './processes.js';
 import { apiOf, type CrashStorage, createCrashStorage, createWorkspaceWithCli, killHard, stopGracefully, until } from './crash-support.js';
+import type { ImportResponse } from '../src/families/imports/test-support.js';
 
 /**
  * kill -9 of a real server process (src/server.ts, as the other process tests run it) in the
@@ -55,14 +56,6 @@ function buildCsv() {
   return { csv: `${lines.join('\n')}\n`, people };
 }
 
-interface ImportView {
-  importId: string;
-  status: string;
-  rowsTotal: number;
-  rowsImported: number;
-  rowsFailed: number;
-  errors: { row: number; message: string }[];
-}
 
 describe(`kill -9 of the server mid-import, then a restart (${storeKind} store)`, () => {
   let storage: CrashStorage;
@@ -107,12 +100,12 @@ describe(`kill -9 of the server mid-import, then a restart (${storeKind} store)`
     const { importId } = accepted.body;
 
     // Killed as soon as a batch is committed and the import is still running.
-    let seen: ImportView | undefined;
+    let seen: ImportResponse | undefined;
     await until(
       first,
       'the first batch committed',
       async () => {
-        seen = (await api<ImportView>('GET', `/imports/${importId}`)).body;
+        seen = (await api<ImportResponse>('GET', `/imports/${importId}`)).body;
         return seen.rowsTotal > 0;
       },
       { everyMs: 10 },
@@ -126,16 +119,16 @@ describe(`kill -9 of the server mid-import, then a restart (${storeKind} store)`
     servers.push(second);
     api = apiOf(second, workspace.token);
     // Right after the restart the import reads as the kill left it: nothing undone, nothing more.
-    const afterRestart = (await api<ImportView>('GET', `/imports/${importId}`)).body;
+    const afterRestart = (await api<ImportResponse>('GET', `/imports/${importId}`)).body;
     expect(afterRestart.status).toBe('RUNNING');
     expect(afterRestart.rowsTotal).toBeGreaterThanOrEqual(committedBeforeKill);
     expect(afterRestart.rowsTotal).toBeLessThan(ROWS);
     const moved = await api('POST', '/test-helpers/clock', { body: { now: new Date(Date.now() + 5 * 60_000).toISOString() } });
     expect(moved.status, moved.text).toBe(200);
 
-    let finished: ImportView | undefined;
+    let finished: ImportResponse | undefined;
     await until(second, 'the import finished', async () => {
-      finished = (await api<ImportView>('GET', `/imports/${importId}`)).body;
+      finished = (await api<ImportResponse>('GET', `/imports/${importId}`)).body;
       return finished.status !== 'RUNNING' && finished.status !== 'QUEUED';
     });
     expect(finished).toEqual({
