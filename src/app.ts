@@ -47,6 +47,10 @@ import { signupSchemas } from './families/signups/schemas.js';
 import { eventsRoutes } from './families/events/routes.js';
 import { eventSchemas } from './families/events/schemas.js';
 import { testHelperRoutes } from './families/test-helpers/routes.js';
+import { webhooksRoutes } from './families/webhooks/routes.js';
+import { Webhooks } from './families/webhooks/runtime.js';
+import { webhookDocumentation, webhookSchemas } from './families/webhooks/schemas.js';
+import type { Resolver } from './families/webhooks/targets.js';
 import { registerFamilyJobs } from './families/jobs.js';
 import { registerHousekeepingJobs } from './jobs/registry.js';
 import { JobRunner } from './jobs/runner.js';
@@ -70,6 +74,8 @@ export interface BuildOptions {
   providers?: IncentiveProviders;
   /** How long an Idempotency-Key reservation holds between renewals (tests shorten it); otherwise 60 s. */
   idempotencyLeaseSeconds?: number;
+  /** Host name resolution for webhook address checks (tests simulate DNS with it); otherwise the system's. */
+  webhookResolver?: Resolver;
 }
 
 export interface Service {
@@ -77,6 +83,8 @@ export interface Service {
   deps: ServiceDeps;
   /** Background jobs: polls when config.jobs is on; runDue() drains on demand (tests, the jobs/run helper). */
   jobs: JobRunner;
+  /** Webhook delivery: sends when config.webhookDelivery is on; webhooks.dispatcher.runDue() on demand (tests). */
+  webhooks: Webhooks;
   /** Stops accepting requests, lets in-flight ones finish, then closes connections. */
   close(): Promise<void>;
 }
@@ -165,8 +173,8 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas]) app.addSchema(schema);
-  await registerOpenApi(app, { publicUrl: config.publicUrl });
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas]) app.addSchema(schema);
+  await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter });
   if (config.rowLevelSecurity) installTenantScope(app);
   installIdempotency(app, { db: deps.db, leaseSeconds: options.idempotencyLeaseSeconds });
@@ -185,6 +193,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
 
   const jobs = new JobRunner({ db: deps.db, clock: deps.clock, log: app.log });
+  const webhooks = await Webhooks.open({ db: deps.db, clock: deps.clock, config, log: app.log, listen: database.listen, resolve: options.webhookResolver });
   registerHousekeepingJobs(jobs, deps);
   registerFamilyJobs(jobs, deps);
 
@@ -206,7 +215,8 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       await v1.register(eventsRoutes, { deps });
       await v1.register(incentivesRoutes, { deps });
       await v1.register(incentivesSearchRoutes, { deps });
-      if (config.testHelpers) await v1.register(testHelperRoutes, { deps, jobs, prefix: '/test-helpers' });
+      await v1.register(webhooksRoutes, { deps, webhooks });
+      if (config.testHelpers) await v1.register(testHelperRoutes, { deps, jobs, webhooks, prefix: '/test-helpers' });
     },
     { prefix: apiPrefix },
   );
@@ -214,6 +224,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
 
   await app.ready();
   if (config.jobs) jobs.start(config.jobPollSeconds);
+  if (config.webhookDelivery) await webhooks.start();
   if (!sharedLimits) app.log.warn('Redis is not reachable yet: rate limits are counted in process until it is');
 
   let closing: Promise<void> | undefined;
@@ -222,6 +233,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       // Background work stops first: its handlers still need the database closed below.
       try {
         await jobs.stop();
+        await webhooks.stop();
         await app.close();
         await deps.counts?.close();
         await limiter.close();
@@ -232,5 +244,5 @@ export async function buildService(options: BuildOptions): Promise<Service> {
     })();
     return closing;
   };
-  return { app, deps, jobs, close };
+  return { app, deps, jobs, webhooks, close };
 }

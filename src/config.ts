@@ -26,6 +26,16 @@ const ConfigSchema = Type.Object({
   incentiveProvider: Type.Union(providerNames.map((name) => Type.Literal(name))),
   /** The bearer token GET /metrics asks for; without one, /metrics is not served (404). */
   metricsToken: Type.Optional(Type.String({ minLength: 16, maxLength: 256, pattern: '^[!-~]+$' })),
+  /** This instance sends webhook deliveries (woken by each commit that queues one, and polling each second). */
+  webhookDelivery: Type.Boolean(),
+  /** Endpoints may point at loopback, private and link-local addresses: intranets and tests only. */
+  webhookAllowPrivateTargets: Type.Boolean(),
+  /** Endpoints may be plain http URLs: intranets and tests only. */
+  webhookAllowHttp: Type.Boolean(),
+  /** How long one delivery attempt may take. */
+  webhookTimeoutMs: Type.Integer({ minimum: 100, maximum: 60_000 }),
+  /** The key that encrypts webhook signing secrets at rest: 32 bytes in base64. Without one, a key kept in the database. */
+  secretsKey: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$' })),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -91,6 +101,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     incentiveProvider: oneOf('INCENTIVE_PROVIDER', env.INCENTIVE_PROVIDER, providerNames, DEFAULT_PROVIDER),
     // A secret of the operator's own (16 to 256 printable ASCII characters, no spaces) that the scraper sends.
     metricsToken: blankToUndefined(env.METRICS_TOKEN),
+    webhookDelivery: onOff('WEBHOOK_DELIVERY', env.WEBHOOK_DELIVERY, true),
+    webhookAllowPrivateTargets: onOff('WEBHOOK_ALLOW_PRIVATE_TARGETS', env.WEBHOOK_ALLOW_PRIVATE_TARGETS, false),
+    webhookAllowHttp: onOff('WEBHOOK_ALLOW_HTTP', env.WEBHOOK_ALLOW_HTTP, false),
+    webhookTimeoutMs: integer(env.WEBHOOK_TIMEOUT_MS, 10_000),
+    secretsKey: blankToUndefined(env.SECRETS_KEY),
     ...overrides,
   };
   for (const key of Object.keys(candidate) as (keyof Config)[]) {

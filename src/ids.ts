@@ -70,4 +70,7 @@ export const idPrefixes = {
   signupSubmission: 'sgs',
   consentSubmission: 'cns',
   segment: 'seg',
+  webhookEndpoint: 'whe',
+  webhookMessage: 'msg',
+  webhookAttempt: 'wha',
 } as const;

@@ -21,6 +21,13 @@ export interface Database {
   db: Kysely<DB>;
   kind: StoreKind;
   connections: ConnectionState;
+  /**
+   * Calls `onNotification` for each NOTIFY on `channel` (a plain identifier), after the notifying
+   * transaction commits, in this process or, on PostgreSQL, in any instance; answers how to stop.
+   * On PostgreSQL it holds a connection of its own, outside the pool, and reconnects after a loss
+   * (calling onNotification once reconnected, since notifications sent meanwhile are gone).
+   */
+  listen(channel: string, onNotification: () => void): Promise<() => Promise<void>>;
   /** The embedded store's data as a tarball (tests start their stores from a migrated one). */
   dump?: () => Promise<Blob | File>;
   close(): Promise<void>;
@@ -98,7 +105,71 @@ function openPostgres(
   pool.on('connect', (client) => client.on('error', onConnectionError));
   // Each connection taken is first switched to the scope of the work taking it (src/db/tenancy.ts).
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool, onReserveConnection: (connection) => scopeConnection(connection) }) });
-  return { db, kind: 'postgres', connections: { kind: 'pool', pool, max: poolSize }, close: () => db.destroy() };
+  return {
+    db,
+    kind: 'postgres',
+    connections: { kind: 'pool', pool, max: poolSize },
+    listen: (channel, onNotification) => listenOnPostgres(connectionString, applicationName, channel, onNotification, onConnectionError),
+    close: () => db.destroy(),
+  };
+}
+
+const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
+const RECONNECT_MS = 1000;
+
+async function listenOnPostgres(
+  connectionString: string,
+  applicationName: string,
+  channel: string,
+  onNotification: () => void,
+  onConnectionError: (error: Error) => void,
+): Promise<() => Promise<void>> {
+  if (!CHANNEL.test(channel)) throw new Error(`Not a plain channel name: ${channel}`);
+  let client: pg.Client | undefined;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  const reconnectLater = () => {
+    const lost = client;
+    client = undefined;
+    lost?.end().catch(() => {});
+    if (!stopped && retry === undefined) {
+      retry = setTimeout(() => {
+        retry = undefined;
+        void connect();
+      }, RECONNECT_MS);
+      retry.unref();
+    }
+  };
+  const connect = async () => {
+    const candidate = new pg.Client({ connectionString, application_name: `${applicationName}:listen`, connectionTimeoutMillis: 10_000 });
+    candidate.on('error', (error) => {
+      onConnectionError(error);
+      if (client === candidate) reconnectLater();
+    });
+    candidate.on('notification', () => onNotification());
+    try {
+      await candidate.connect();
+      await candidate.query(`listen ${channel}`);
+    } catch (error) {
+      onConnectionError(error as Error);
+      candidate.end().catch(() => {});
+      if (!stopped) reconnectLater();
+      return;
+    }
+    if (stopped) {
+      await candidate.end().catch(() => {});
+      return;
+    }
+    client = candidate;
+    onNotification();
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    await client?.end().catch(() => {});
+    client = undefined;
+  };
 }
 
 
@@ -131,6 +202,13 @@ async function openEmbedded(options: OpenOptions): Promise<Database> {
       db,
       kind: 'embedded',
       connections: { kind: 'queue', queue: dialect.queue },
+      listen: async (channel, onNotification) => {
+        const stop = await pglite.listen(channel, () => onNotification());
+        return async () => {
+          // Closing the store ends its listeners with it; stopping after that has nothing to do.
+          if (!pglite.closed) await stop();
+        };
+      },
       dump: async () => pglite.dumpDataDir('none'),
       close: async () => {
         await db.destroy();

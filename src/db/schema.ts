@@ -324,6 +324,10 @@ export interface DB {
   signup_submissions: SignupSubmissionsTable;
   incentives: IncentivesTable;
   idempotency_keys: IdempotencyKeysTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_messages: WebhookMessagesTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 export type JobState = 'queued' | 'running' | 'completed' | 'failed';
@@ -558,4 +562,60 @@ export interface IdempotencyKeysTable {
   response_body: string | null;
   created_at: Timestamp;
   completed_at: Timestamp | null;
+}
+
+export type WebhookDeliveryState = 'PENDING' | 'SUCCEEDED' | 'FAILED';
+export type WebhookAttemptTrigger = 'SCHEDULED' | 'MANUAL' | 'TEST';
+
+/** Endpoints a workspace delivers events to (src/families/webhooks/). */
+export interface WebhookEndpointsTable {
+  workspace_id: string;
+  endpoint_id: string;
+  url: string;
+  description: string;
+  /** The event types subscribed to; empty: every type. */
+  event_types: string[];
+  enabled: boolean;
+  disabled_reason: string | null;
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: Timestamp | null;
+  failing_since: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** The outbox: one row per event, written in the transaction of the change it reports. */
+export interface WebhookMessagesTable {
+  workspace_id: string;
+  message_id: string;
+  event_type: string;
+  occurred_at: Timestamp;
+  payload: Json<unknown>;
+}
+
+export interface WebhookDeliveriesTable {
+  workspace_id: string;
+  endpoint_id: string;
+  message_id: string;
+  state: WebhookDeliveryState;
+  attempt_count: ColumnType<number, number | undefined, number>;
+  trigger: ColumnType<'SCHEDULED' | 'MANUAL', 'SCHEDULED' | 'MANUAL' | undefined, 'SCHEDULED' | 'MANUAL'>;
+  next_attempt_at: Timestamp | null;
+  created_at: Timestamp;
+  last_attempt_at: Timestamp | null;
+}
+
+export interface WebhookAttemptsTable {
+  workspace_id: string;
+  attempt_id: string;
+  endpoint_id: string;
+  message_id: string;
+  trigger: WebhookAttemptTrigger;
+  attempted_at: Timestamp;
+  duration_ms: number;
+  succeeded: boolean;
+  response_status: number | null;
+  response_body: string | null;
+  error: string | null;
 }

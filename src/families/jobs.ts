@@ -3,10 +3,11 @@ import type { JobRunner } from '../jobs/runner.js';
 import { importJobHandler } from './imports/job.js';
 import { expireIncentivesHandler, expireIncentivesSchedule, providerWorkHandler, providerWorkSchedule } from './incentives/jobs.js';
 import { purgePeopleHandler, purgePeopleSchedule } from './people/purge.js';
+import { pruneWebhookHistoryHandler, pruneWebhookHistorySchedule } from './webhooks/jobs.js';
 
 /**
  * Every family's background work (imports, deletion purges, incentive expiry and provider
- * retries), registered on the runner the service hands in: src/jobs/ imports no family, and every
+ * retries, the webhook history's retention), registered on the runner the service hands in: src/jobs/ imports no family, and every
  * instance can run every kind of job. A family with new work adds its handlers here.
  */
 export function registerFamilyJobs(runner: JobRunner, deps: ServiceDeps): void {
@@ -17,4 +18,6 @@ export function registerFamilyJobs(runner: JobRunner, deps: ServiceDeps): void {
   runner.schedule(expireIncentivesSchedule);
   runner.register(providerWorkHandler(deps.db, deps.clock, deps.providers));
   runner.schedule(providerWorkSchedule);
+  runner.register(pruneWebhookHistoryHandler(deps.db, deps.clock));
+  runner.schedule(pruneWebhookHistorySchedule);
 }

@@ -21,6 +21,7 @@ export const tags = [
   { name: 'Participant Status Events', description: "Every change of a participant's status, approval status or screener state, polled in commit order: each event exactly once." },
   { name: 'Study Status Events', description: "Every change of a study's status, polled in commit order: each event exactly once." },
   { name: 'Incentives', description: 'Payments to participants: send (through a provider, or recorded as paid outside one), read, resend and cancel.' },
+  { name: 'Webhooks', description: "Push delivery of the workspace's events to its endpoints, signed by the Standard Webhooks specification, retried for about 3 days, every attempt recorded; re-send and replay." },
   { name: 'Users', description: 'The authenticated user.' },
   { name: 'Teams', description: 'Teams of the workspace.' },
 ];
@@ -152,7 +153,7 @@ function documentIdempotencyKey(schema: NonNullable<RouteOptions['schema']>): vo
   };
 }
 
-export async function registerOpenApi(app: FastifyInstance, options: { publicUrl?: string }): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, options: { publicUrl?: string; webhooks?: Record<string, unknown> }): Promise<void> {
   app.addSchema(ErrorBody);
   app.addSchema(PageInfo);
   await app.register(swagger, {
@@ -179,6 +180,8 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicUrl
           : { url: apiPrefix, description: 'This service: the server this document was read from' },
       ],
       tags,
+      // What the service POSTs to webhook endpoints, one entry per event type (OpenAPI 3.1).
+      ...(options.webhooks ? { webhooks: options.webhooks } : {}),
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from `cli token create` or `cli workspace create`.' } } },
     },
     refResolver: {

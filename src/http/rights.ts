@@ -25,6 +25,8 @@ export const allRights = [
   'signups:read',
   'signups:write',
   'events:read',
+  'webhooks:read',
+  'webhooks:write',
   'test-helpers:run',
 ] as const;
 
@@ -47,7 +49,8 @@ export const allRoles: readonly UserRole[] = [
 const superAdminRights: readonly Right[] = ['test-helpers:run'];
 /** The rights of the API proper, which the other roles share out. */
 const apiRights = allRights.filter((right) => !superAdminRights.includes(right));
-const readRights = apiRights.filter((right) => right.endsWith(':read'));
+// Webhook endpoints' URLs often embed a receiver's own secret: reading them is for who integrates.
+const readRights = apiRights.filter((right) => right.endsWith(':read') && right !== 'webhooks:read');
 const except = (...excluded: Right[]) => apiRights.filter((right) => !excluded.includes(right));
 
 /**
@@ -59,7 +62,7 @@ export const rightsByRole: Record<UserRole, readonly Right[]> = {
   // Runs the panel: everything, as SUPER_ADMIN (workspace administration is CLI-only today), but the test helpers.
   OPS_MANAGER: apiRights,
   // Runs studies and pays participants; leaves the panel's schema and erasure to ops.
-  RESEARCHER: except('properties:write', 'people:delete', 'imports:write'),
+  RESEARCHER: except('properties:write', 'people:delete', 'imports:write', 'webhooks:write'),
   // Integrates systems: manages panel data and studies, but moves no money.
   DEVELOPER: except('incentives:write'),
   // Helps on studies: notes, participants and screeners, nothing workspace-wide.

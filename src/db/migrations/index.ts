@@ -18,6 +18,7 @@ import * as searchCounts from './20261124100100_search_counts.js';
 import * as textStatistics from './20261124110000_text_statistics.js';
 import * as rowLevelSecurity from './20261124120000_row_level_security.js';
 import * as customIncentiveWithoutAmount from './20261125000000_custom_incentive_without_amount.js';
+import * as webhooks from './20261126000000_webhooks.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '20261124110000_text_statistics': textStatistics,
   '20261124120000_row_level_security': rowLevelSecurity,
   '20261125000000_custom_incentive_without_amount': customIncentiveWithoutAmount,
+  '20261126000000_webhooks': webhooks,
 };

@@ -67,7 +67,8 @@ export function importJobHandler(db: Kysely<DB>, clock: Clock, options: ImportJo
       } catch (error) {
         // Out of attempts: the import says so rather than staying RUNNING.
         if (job.attempt >= job.maxAttempts && !job.signal.aborted && !(error instanceof ImportSuperseded)) {
-          await queries.finishImport(db, job.workspaceId, importId, 'FAILED', clock.now().toISOString());
+          const reason = `Its background work failed ${job.attempt} times; the last time: ${error instanceof Error ? error.message : String(error)}`.slice(0, 1000);
+          await queries.finishImport(db, job.workspaceId, importId, 'FAILED', clock.now().toISOString(), { reason });
         }
         throw error;
       }
@@ -221,10 +222,13 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
     // The file itself is broken here: what came before went in; the rest cannot be read reliably.
     await recordError(db, clock, batchContext, offset, dataRows + 1, 'The file is not valid CSV from this row on; the import stopped here');
     onRowsCommitted?.({ imported: 0, failed: 1 });
-    await queries.finishImport(db, workspaceId, importId, 'FAILED', clock.now().toISOString(), dataRows + 1);
+    await queries.finishImport(db, workspaceId, importId, 'FAILED', clock.now().toISOString(), {
+      rowsTotal: dataRows + 1,
+      reason: `The file is not valid CSV from row ${dataRows + 1} on; the rows before it went in`,
+    });
     return { importId, status: 'FAILED', rows: dataRows + 1 };
   }
-  await queries.finishImport(db, workspaceId, importId, 'COMPLETED', clock.now().toISOString(), dataRows);
+  await queries.finishImport(db, workspaceId, importId, 'COMPLETED', clock.now().toISOString(), { rowsTotal: dataRows });
   // The searches plan by the people table's statistics (the custom properties' among them):
   // take them afresh after a bulk change, as the embedded store never does by itself.
   await sql`analyze people`.execute(db);

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB, ImportStatus } from '../../db/schema.js';
+import { recordEvents } from '../webhooks/outbox.js';
 
 type Executor = Kysely<DB>;
 
@@ -47,17 +48,43 @@ export async function deleteChunks(db: Executor, workspaceId: string, importId: 
   await db.deleteFrom('import_chunks').where('workspace_id', '=', workspaceId).where('import_id', '=', importId).execute();
 }
 
-/** Ends an import that has not ended yet, and drops its stored file; false when it had already ended. */
-export async function finishImport(db: Executor, workspaceId: string, importId: string, status: Extract<ImportStatus, 'COMPLETED' | 'FAILED'>, at: string, rowsTotal?: number) {
-  const result = await db
-    .updateTable('imports')
-    .set({ status, finished_at: at, updated_at: at, ...(rowsTotal !== undefined ? { rows_total: rowsTotal } : {}) })
-    .where('workspace_id', '=', workspaceId)
-    .where('import_id', '=', importId)
-    .where('status', 'in', ['RECEIVING', 'QUEUED', 'RUNNING'])
-    .executeTakeFirst();
-  await deleteChunks(db, workspaceId, importId);
-  return (result.numUpdatedRows ?? 0n) > 0n;
+/**
+ * Ends an import that has not ended yet, drops its stored file and records its webhook event
+ * (import.completed, or import.failed with `reason`), all in one transaction; false when it had
+ * already ended.
+ */
+export async function finishImport(
+  db: Executor,
+  workspaceId: string,
+  importId: string,
+  status: Extract<ImportStatus, 'COMPLETED' | 'FAILED'>,
+  at: string,
+  options: { rowsTotal?: number; reason?: string } = {},
+) {
+  const { rowsTotal } = options;
+  return db.transaction().execute(async (transaction) => {
+    const ended = await transaction
+      .updateTable('imports')
+      .set({ status, finished_at: at, updated_at: at, ...(rowsTotal !== undefined ? { rows_total: rowsTotal } : {}) })
+      .where('workspace_id', '=', workspaceId)
+      .where('import_id', '=', importId)
+      .where('status', 'in', ['RECEIVING', 'QUEUED', 'RUNNING'])
+      .returning(['rows_imported', 'rows_failed'])
+      .executeTakeFirst();
+    await deleteChunks(transaction, workspaceId, importId);
+    if (!ended) return false;
+    await recordEvents(
+      transaction,
+      workspaceId,
+      [
+        status === 'COMPLETED'
+          ? { type: 'import.completed', data: { importId, importedCount: ended.rows_imported, errorCount: ended.rows_failed } }
+          : { type: 'import.failed', data: { importId, error: options.reason ?? 'The import stopped' } },
+      ],
+      at,
+    );
+    return true;
+  });
 }
 
 /**
@@ -66,8 +93,8 @@ export async function finishImport(db: Executor, workspaceId: string, importId: 
  * Every workspace's, or one workspace's when given.
  */
 export async function findAbandonedImports(db: Executor, receivingBefore: string, limit: number, workspaceId?: string) {
-  const { rows } = await sql<{ workspace_id: string; import_id: string }>`
-    select i.workspace_id, i.import_id from imports i
+  const { rows } = await sql<{ workspace_id: string; import_id: string; status: string }>`
+    select i.workspace_id, i.import_id, i.status from imports i
     left join jobs j on j.workspace_id = i.workspace_id and j.job_id = i.job_id
     where i.status in ('RECEIVING', 'QUEUED', 'RUNNING') ${workspaceId === undefined ? sql`` : sql`and i.workspace_id = ${workspaceId}`}
       and ((i.status = 'RECEIVING' and i.updated_at < ${receivingBefore}) or (i.status <> 'RECEIVING' and (j.job_id is null or j.state = 'failed')))

@@ -11,6 +11,8 @@ import type { IncentiveProviders, ProviderOrder, ProviderReport } from '../../pr
 import * as queries from './queries.js';
 import type { Incentive, SendIncentiveBody } from './schemas.js';
 import { cancelRefusal, isProviderBacked, type ProviderBackedType, reportRefusal, resendRefusal } from './states.js';
+import type { OutboxEvent } from '../webhooks/events.js';
+import { recordEvents } from '../webhooks/outbox.js';
 
 export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'canReadPersonalData'>;
 
@@ -192,6 +194,7 @@ async function record(context: CallContext, providers: IncentiveProviders, body:
       created_at: at,
       updated_at: at,
     });
+    await recordEvents(db, workspaceId, [incentiveStatusEvent(row, null)], at);
     if (!providerBacked) return { row };
     const name = [participant.first_name, participant.last_name].filter((part) => part).join(' ') || null;
     return {
@@ -209,6 +212,34 @@ async function record(context: CallContext, providers: IncentiveProviders, body:
   });
 }
 
+/** The webhook event of an incentive's status change (or of its sending, from null). */
+function incentiveStatusEvent(row: IncentiveRow, from: IncentiveRow['status'] | null): OutboxEvent {
+  return {
+    type: 'incentive.status_changed',
+    data: {
+      incentiveId: row.incentive_id,
+      studyId: row.study_id,
+      participantId: row.participant_id,
+      personId: row.person_id,
+      type: row.type,
+      amountCents: row.amount_cents,
+      from,
+      to: row.status,
+      failureReason: row.status === 'ERROR' ? row.failure_reason : null,
+    },
+  };
+}
+
+/**
+ * Every change of a locked incentive row goes through here, in the caller's transaction: a change
+ * of status is also a webhook event, recorded with it.
+ */
+async function changeIncentive(transaction: Kysely<DB>, before: IncentiveRow, changes: Parameters<typeof queries.updateIncentive>[3]): Promise<IncentiveRow> {
+  const after = await queries.updateIncentive(transaction, before.workspace_id, before.incentive_id, changes);
+  if (after.status !== before.status) await recordEvents(transaction, after.workspace_id, [incentiveStatusEvent(after, before.status)], after.updated_at);
+  return after;
+}
+
 /**
  * Locks the incentive and applies `change` if it still applies (another request, a report or
  * the background work may have moved it since it was read). Returns the row as it is then.
@@ -223,7 +254,7 @@ export async function transition(
     const row = await queries.findIncentive(transaction, workspaceId, incentiveId, { forUpdate: true });
     if (!row) throw new Error(`Incentive ${incentiveId} vanished`);
     const changes = change(row);
-    return changes ? queries.updateIncentive(transaction, workspaceId, incentiveId, changes) : row;
+    return changes ? changeIncentive(transaction, row, changes) : row;
   });
 }
 
@@ -327,8 +358,8 @@ export async function cancelIncentive(context: CallContext, providers: Incentive
     if (refusal) throw conflict(refusal, ['incentiveId']);
     const now = context.clock.now();
     const at = now.toISOString();
-    if (locked.status === 'SENT') return queries.updateIncentive(db, context.workspaceId, incentiveId, { status: 'CANCELED', canceled_at: at, updated_at: at });
-    return queries.updateIncentive(db, context.workspaceId, incentiveId, {
+    if (locked.status === 'SENT') return changeIncentive(db, locked, { status: 'CANCELED', canceled_at: at, updated_at: at });
+    return changeIncentive(db, locked, {
       provider_state: 'VOIDING',
       void_purpose: 'CANCEL',
       provider_attempts: 1,
@@ -378,7 +409,7 @@ export async function recordProviderReport(db: Kysely<DB>, clock: Clock, report:
       report.kind === 'claimed'
         ? { status: 'CLAIMED' as const, claimed_at: at }
         : { status: 'ERROR' as const, failed_at: at, failure_reason: report.reason ?? 'The provider reported a failure' };
-    return queries.updateIncentive(transaction, report.workspaceId, report.incentiveId, { ...settledOrder, ...outcome, updated_at: at });
+    return changeIncentive(transaction, row, { ...settledOrder, ...outcome, updated_at: at });
   });
 }
 

@@ -16,6 +16,15 @@ import * as queries from './queries.js';
 import type { UpdateParticipantBody } from './requests.js';
 import type { Participant as ParticipantSchema } from './schemas.js';
 import { refusedMove, studyKindOf } from './states.js';
+import type { OutboxEvent } from '../webhooks/events.js';
+import { recordEvents } from '../webhooks/outbox.js';
+
+/** The webhook event of each participant field's change. */
+const webhookEventOfField = {
+  status: 'participant.status_changed',
+  approvalStatus: 'participant.approval_changed',
+  screenerState: 'participant.screener_changed',
+} as const;
 
 export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'canReadPersonalData'>;
 
@@ -289,6 +298,16 @@ export async function updateParticipant(context: CallContext, studyId: string, p
       })),
     );
     if (events.some((event) => event.is_contact)) await queries.recordContact(db, workspaceId, participant.person_id, at);
+    await recordEvents(
+      db,
+      workspaceId,
+      events.map(
+        (event): OutboxEvent =>
+          // The three participant events share one data shape; TypeScript cannot pair a union of types with it.
+          ({ type: webhookEventOfField[event.field], data: { studyId, participantId, personId: participant.person_id, from: event.from_value ?? null, to: event.to_value } }) as OutboxEvent,
+      ),
+      at,
+    );
     return presentOne(context, db, updated);
   });
 }

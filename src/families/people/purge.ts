@@ -89,7 +89,8 @@ export async function closeAbandonedImports(db: Kysely<DB>, options: CloseImport
     options.signal?.throwIfAborted();
     const abandoned = await importQueries.findAbandonedImports(db, receivingBefore, BATCH_SIZE, options.workspaceId);
     for (const found of abandoned) {
-      if (await importQueries.finishImport(db, found.workspace_id, found.import_id, 'FAILED', realNow().toISOString())) closed++;
+      const reason = found.status === 'RECEIVING' ? 'The upload was never finished' : 'Its background work failed for good';
+      if (await importQueries.finishImport(db, found.workspace_id, found.import_id, 'FAILED', realNow().toISOString(), { reason })) closed++;
     }
     if (abandoned.length < BATCH_SIZE) return closed;
   }

@@ -10,6 +10,7 @@ import { insertNewPerson } from './writer.js';
 import type { CreatePersonBody, DeletePeopleBody, UpdatePersonBody } from './requests.js';
 import { checkPropertyValues, claimUniqueValues, loadPropertyCatalogue, releaseUniqueValues } from './values.js';
 import type { CallContext as SharedCallContext } from '../../context.js';
+import { recordEvents } from '../webhooks/outbox.js';
 
 export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'canReadPersonalData'>;
 
@@ -163,8 +164,10 @@ export async function updatePerson(context: CallContext, personId: string, body:
 export async function deletePeople(context: CallContext, match: DeletePeopleBody): Promise<{ personsDeletedCount: number }> {
   const { workspaceId } = context;
   return inTransaction(context.db, async (db) => {
-    const deleted = await queries.softDeletePeople(db, workspaceId, match, now(context));
+    const at = now(context);
+    const deleted = await queries.softDeletePeople(db, workspaceId, match, at);
     await releaseUniqueValues(db, workspaceId, deleted);
+    await recordEvents(db, workspaceId, deleted.map((personId) => ({ type: 'person.deleted', data: { personId } })), at);
     return { personsDeletedCount: deleted.length };
   });
 }
@@ -193,12 +196,14 @@ function presentOptedOut(context: CallContext, row: PersonRow): OptedOutStatus {
 async function setOptedOutOf(context: CallContext, db: Kysely<DB>, row: PersonRow, isOptedOut: boolean): Promise<PersonRow> {
   if (row.is_opted_out === isOptedOut) return row;
   const at = now(context);
-  return queries.updatePerson(db, context.workspaceId, row.person_id, {
+  const updated = await queries.updatePerson(db, context.workspaceId, row.person_id, {
     is_opted_out: isOptedOut,
     contact_status: isOptedOut ? 'OPTED_OUT' : 'CONTACTABLE',
     contact_status_updated_at: at,
     updated_at: at,
   });
+  await recordEvents(db, context.workspaceId, [{ type: isOptedOut ? 'person.opted_out' : 'person.opted_in', data: { personId: row.person_id } }], at);
+  return updated;
 }
 
 /** PUT /people/{personIdOrEmail}/opted-out: addressed as E18 is, by id or by email. */

@@ -12,6 +12,7 @@ import { createOrFillPerson } from '../people/writer.js';
 import { findPopulationIds } from '../populations/queries.js';
 import * as queries from './queries.js';
 import type { CreateSignupFormBody, PublicSubmissionBody, ReviewSubmissionBody, SignupForm, SignupSubmission } from './schemas.js';
+import { recordEvents } from '../webhooks/outbox.js';
 
 export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId'>;
 
@@ -191,5 +192,6 @@ async function submitInTransaction(db: Kysely<DB>, clock: Clock, workspaceId: st
     reviewed_at: null,
     reviewed_by_user_id: null,
   });
+  await recordEvents(db, workspaceId, [{ type: 'signup.submitted', data: { signupFormId, submissionId, personId } }], at);
   return { submissionId };
 }

@@ -8,6 +8,7 @@ import { findUsers } from '../users/queries.js';
 import * as queries from './queries.js';
 import type { CreateStudyBody, PutScreenerBody, StudyPlanInput } from './schemas.js';
 import type { CallContext as SharedCallContext } from '../../context.js';
+import { recordEvents } from '../webhooks/outbox.js';
 
 export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'canReadScreeners' | 'canReadPersonalData'>;
 
@@ -218,6 +219,7 @@ export async function createStudy(context: CallContext, body: CreateStudyBody): 
     await queries.insertOwners(db, workspaceId, studyId, ownerIds);
     if (screener) await addScreener(db, workspaceId, studyId, screener, at);
     await queries.insertStatusEvent(db, { workspaceId, studyId, from: null, to: 'DRAFT', userId: context.userId, occurredAt: at });
+    await recordEvents(db, workspaceId, [{ type: 'study.status_changed', data: { studyId, from: null, to: 'DRAFT' } }], at);
     return { studyId };
   });
 }
@@ -254,6 +256,7 @@ async function changeStatus(context: CallContext, studyId: string, to: StudyStat
       const at = now(context);
       await queries.updateStudyStatus(db, context.workspaceId, studyId, to, at);
       await queries.insertStatusEvent(db, { workspaceId: context.workspaceId, studyId, from: study.status, to, userId: context.userId, occurredAt: at });
+      await recordEvents(db, context.workspaceId, [{ type: 'study.status_changed', data: { studyId, from: study.status, to } }], at);
     }
     return getSummary(context, studyId, db);
   });

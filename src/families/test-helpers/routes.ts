@@ -6,6 +6,7 @@ import { ErrorBody } from '../../http/schemas.js';
 import type { JobRunner } from '../../jobs/runner.js';
 import { reportAsProvider } from '../incentives/service.js';
 import { incentiveStatuses } from '../incentives/states.js';
+import type { Webhooks } from '../webhooks/runtime.js';
 
 const JobRunSchema = Type.Object({
   jobId: Type.String(),
@@ -29,7 +30,7 @@ const DrainReportSchema = Type.Object({
  * service's clock, run due background work, and report what an incentive provider would. They
  * answer a SUPER_ADMIN's token alone (401 without a token, 403 for any other role).
  */
-export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jobs: JobRunner }> = async (app, { deps, jobs }) => {
+export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jobs: JobRunner; webhooks: Webhooks }> = async (app, { deps, jobs, webhooks }) => {
   const common = { tags: ['Test helpers'], hide: true } as const;
   // SUPER_ADMIN alone (the right no other role holds): they move the clock and run every
   // workspace's background work. A retry is meant to act again, so no Idempotency-Key replay.
@@ -93,6 +94,31 @@ export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jo
       const workspace = await deps.db.selectFrom('workspaces').select('workspace_id').where('workspace_id', '=', workspaceId).executeTakeFirst();
       if (!workspace) throw notFound('Workspace', ['workspaceId']);
       return jobs.runDue({ workspaceId });
+    },
+  );
+
+  app.post(
+    '/webhooks/run',
+    {
+      config: helperAccess,
+      schema: {
+        ...common,
+        operationId: 'runDueWebhookDeliveries',
+        summary: 'Send due webhook deliveries now',
+        description:
+          "Sends every webhook delivery due by the service's clock (move the clock to make retries due) and answers how many attempts were made, " +
+          "once each attempt's outcome is recorded. With `workspaceId`, only that workspace's deliveries.",
+        querystring: Type.Object({ workspaceId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false }),
+        response: { 200: Type.Object({ attempted: Type.Integer(), succeeded: Type.Integer(), failed: Type.Integer() }), 400: Type.Ref(ErrorBody), 404: Type.Ref(ErrorBody) },
+      },
+    },
+    async (request) => {
+      const { workspaceId } = request.query;
+      if (workspaceId !== undefined) {
+        const workspace = await deps.db.selectFrom('workspaces').select('workspace_id').where('workspace_id', '=', workspaceId).executeTakeFirst();
+        if (!workspace) throw notFound('Workspace', ['workspaceId']);
+      }
+      return webhooks.dispatcher.runDue(workspaceId);
     },
   );
 

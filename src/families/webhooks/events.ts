@@ -1,0 +1,91 @@
+import { type Static, type TObject, Type } from '@sinclair/typebox';
+
+/**
+ * Every event a webhook endpoint can subscribe to, with the schema of its `data`. Payloads carry
+ * ids and states, never personal data: a receiver that needs a person's details reads them with
+ * a token that may see them, so masking rules hold for pushed events as for the API.
+ */
+const id = (description: string) => Type.String({ description });
+const participantChange = (field: string, description: string) =>
+  Type.Object(
+    {
+      studyId: id('The study.'),
+      participantId: id('The participant.'),
+      personId: id('The participant\'s person.'),
+      from: Type.Union([Type.String(), Type.Null()], { description: `The ${field} before; null for none.` }),
+      to: Type.String({ description: `The ${field} now.` }),
+    },
+    { description },
+  );
+
+export const eventCatalogue = {
+  'participant.status_changed': participantChange('status', 'A participant\'s status moved (INVITED, SCHEDULED, COMPLETED, NO_SHOW, CANCELED, HIDDEN…).'),
+  'participant.approval_changed': participantChange('approval status', 'A participant\'s approval status moved (PENDING_REVIEW, APPROVED, REJECTED).'),
+  'participant.screener_changed': participantChange('screener state', 'A participant\'s screener state moved (SCREENER_SENT, SUBMITTED, QUALIFIED, DISQUALIFIED…).'),
+  'study.status_changed': Type.Object(
+    {
+      studyId: id('The study.'),
+      from: Type.Union([Type.String(), Type.Null()], { description: 'The status before; null when the study was just created.' }),
+      to: Type.String({ description: 'The status now: DRAFT, ACTIVE, PAUSED or CLOSED.' }),
+    },
+    { description: 'A study was created (from null to DRAFT) or its status moved.' },
+  ),
+  'incentive.status_changed': Type.Object(
+    {
+      incentiveId: id('The incentive.'),
+      studyId: id('Its study.'),
+      participantId: id('Its participant.'),
+      personId: id('Its recipient.'),
+      type: Type.String({ description: 'The incentive type.' }),
+      amountCents: Type.Integer({ description: 'The amount, in cents.' }),
+      from: Type.Union([Type.String(), Type.Null()], { description: 'The status before; null when the incentive was just sent.' }),
+      to: Type.String({ description: 'The status now: UNCLAIMED, SENT, CLAIMED, ERROR (failed), CANCELED or EXPIRED.' }),
+      failureReason: Type.Union([Type.String(), Type.Null()], { description: 'Why it failed, for ERROR; otherwise null.' }),
+    },
+    { description: 'An incentive was sent, or its status moved: claimed, failed (ERROR), canceled, expired.' },
+  ),
+  'person.opted_out': Type.Object({ personId: id('The person.') }, { description: 'A person opted out of contact.' }),
+  'person.opted_in': Type.Object({ personId: id('The person.') }, { description: 'A person who had opted out is contactable again.' }),
+  'person.deleted': Type.Object({ personId: id('The person.') }, { description: 'A person was deleted (erased by the purge afterwards).' }),
+  'import.completed': Type.Object(
+    {
+      importId: id('The import.'),
+      importedCount: Type.Integer({ description: 'Rows imported.' }),
+      errorCount: Type.Integer({ description: 'Rows refused; read them with GET /imports/{importId}.' }),
+    },
+    { description: 'An import finished: every row was read.' },
+  ),
+  'import.failed': Type.Object(
+    { importId: id('The import.'), error: Type.String({ description: 'Why it stopped.' }) },
+    { description: 'An import stopped before reading every row.' },
+  ),
+  'signup.submitted': Type.Object(
+    {
+      signupFormId: id('The signup form.'),
+      submissionId: id('The submission.'),
+      personId: id('The person it created or filled.'),
+    },
+    { description: 'Someone submitted a public signup form.' },
+  ),
+  'webhook.test': Type.Object(
+    { endpointId: id('The endpoint tested.'), message: Type.String() },
+    { description: 'Sent by POST /webhook-endpoints/{endpointId}/test, to that endpoint only; never subscribed to.' },
+  ),
+} satisfies Record<string, TObject>;
+
+export type EventType = keyof typeof eventCatalogue;
+export type EventData<Type extends EventType> = Static<(typeof eventCatalogue)[Type]>;
+
+/** Types an endpoint may subscribe to: every one but the test event. */
+export const subscribableEventTypes = (Object.keys(eventCatalogue) as EventType[]).filter((type) => type !== 'webhook.test');
+
+/** One event, as a family hands it to the outbox. */
+export type OutboxEvent = { [Type in EventType]: { type: Type; data: EventData<Type> } }[EventType];
+
+/**
+ * The body every delivery carries (the Standard Webhooks shape): the type, when the change
+ * happened, and its data. The message id travels in the `webhook-id` header.
+ */
+export function eventBody(event: OutboxEvent, occurredAt: string) {
+  return { type: event.type, timestamp: occurredAt, data: event.data };
+}

@@ -1,0 +1,45 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+
+/**
+ * Signing secrets at rest. HMAC signing needs the secret itself, so it is encrypted, not hashed:
+ * AES-256-GCM under a key the operator gives (SECRETS_KEY, 32 bytes in base64) or, when none is
+ * given, one the service generates once and keeps in service_secrets, a table the tenant role
+ * cannot read. With the operator's key, a copy of the database alone reveals no secret.
+ */
+export class SecretBox {
+  private constructor(private readonly key: Buffer) {}
+
+  static async open(db: Kysely<DB>, configuredKey: string | undefined): Promise<SecretBox> {
+    if (configuredKey !== undefined) return new SecretBox(Buffer.from(configuredKey, 'base64'));
+    await db
+      .insertInto('service_secrets')
+      .values({ name: 'webhook-secrets-key', value: randomBytes(32).toString('base64') })
+      .onConflict((conflict) => conflict.column('name').doNothing())
+      .execute();
+    const row = await db.selectFrom('service_secrets').where('name', '=', 'webhook-secrets-key').select('value').executeTakeFirstOrThrow();
+    return new SecretBox(Buffer.from(row.value, 'base64'));
+  }
+
+  /** `v1.<iv>.<tag>.<ciphertext>`, each part base64url. */
+  seal(secret: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const sealed = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
+    return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), sealed.toString('base64url')].join('.');
+  }
+
+  open(sealed: string): string {
+    const [version, iv, tag, data] = sealed.split('.');
+    if (version !== 'v1' || iv === undefined || tag === undefined || data === undefined) throw new Error('A webhook secret is stored in an unknown form');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
+  }
+}
+
+/** A new signing secret in the Standard Webhooks form: `whsec_` and 32 random bytes in base64. */
+export function newSigningSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
