@@ -24,6 +24,10 @@ const benches: Record<string, { summary: string; load: () => Promise<{ run(optio
     summary: 'a mixed workload (reads, searches, writes, participant moves, incentives, a 200-row import every 4 s) at concurrency 32 on PostgreSQL for 10 minutes (--quick: 60 s): p50/p99 and errors per operation, server RSS after warm-up vs at the end (flags: --seconds=N, --concurrency=N)',
     load: () => import('./soak.js'),
   },
+  webhooks: {
+    summary: 'webhook delivery from the compiled server on PostgreSQL to a loopback receiver: commit-to-receipt p50/p99 of single writes, and deliveries/s of a queued backlog against bare signed POSTs from this process (flags: --writes=N, --backlog=N)',
+    load: () => import('./webhooks.js'),
+  },
   import: {
     summary: 'POST /imports of 1,000,000 generated people (5 custom properties) to the compiled server on PostgreSQL against COPY of the same file (flags: --rows=N, --heap-cap=MiB, --profile; env BENCH_NODE_FLAGS for the server)',
     load: () => import('./import.js'),
