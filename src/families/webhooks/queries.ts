@@ -277,7 +277,13 @@ export async function queueByHand(
   const byIds = messages.messageIds === undefined ? sql`true` : sql`m.message_id = any (${[...messages.messageIds]}::text[])`;
   const since = messages.since === undefined ? sql`true` : sql`m.occurred_at >= ${messages.since}::timestamptz`;
   const until = messages.until === undefined ? sql`true` : sql`m.occurred_at < ${messages.until}::timestamptz`;
-  const types = messages.eventTypes === undefined || messages.eventTypes.length === 0 ? sql`m.event_type <> 'webhook.test'` : sql`m.event_type = any (${[...messages.eventTypes]}::text[])`;
+  // A re-send names its message, whatever its type (a test message too); a replay of every type leaves test messages out.
+  const types =
+    messages.messageIds !== undefined
+      ? sql`true`
+      : messages.eventTypes === undefined || messages.eventTypes.length === 0
+        ? sql`m.event_type <> 'webhook.test'`
+        : sql`m.event_type = any (${[...messages.eventTypes]}::text[])`;
   const result = await sql`
     insert into webhook_deliveries (workspace_id, endpoint_id, message_id, state, attempt_count, trigger, next_attempt_at, created_at)
     select m.workspace_id, ${endpointId}, m.message_id, 'PENDING', 0, 'MANUAL', ${at}::timestamptz, ${at}::timestamptz
