@@ -1,4 +1,4 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface ReceivedDelivery {
@@ -19,31 +19,31 @@ export class WebhookReceiver {
   answer: Answer = () => ({ status: 200, body: 'ok' });
   private waiters: { count: number; resolve: () => void }[] = [];
 
-  private constructor(
-    private readonly server: Server,
-    readonly url: string,
-  ) {}
+  /** Where to send: set once the server listens. */
+  url = '';
+
+  private constructor(private readonly server: Server) {}
 
   static async start(path = '/hooks'): Promise<WebhookReceiver> {
-    let receiver: WebhookReceiver | undefined;
-    const server = createServer((request, response) => {
+    const server = createServer();
+    const receiver = new WebhookReceiver(server);
+    server.on('request', (request: IncomingMessage, response: ServerResponse) => {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
         const delivery = { headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAtMs: Date.now() };
-        const index = receiver!.received.length;
-        receiver!.received.push(delivery);
-        const { status, body = '', delayMs = 0 } = receiver!.answer(delivery, index);
+        const index = receiver.received.length;
+        receiver.received.push(delivery);
+        const { status, body = '', delayMs = 0 } = receiver.answer(delivery, index);
         setTimeout(() => {
           response.writeHead(status, { 'content-type': 'text/plain' }).end(body);
-          receiver!.notify();
+          receiver.notify();
         }, delayMs);
       });
     });
     server.keepAliveTimeout = 1000;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    receiver = new WebhookReceiver(server, `http://127.0.0.1:${port}${path}`);
+    receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
     return receiver;
   }
 

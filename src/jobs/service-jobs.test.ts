@@ -12,6 +12,7 @@ import { sweepPropertyStatisticsSchedule } from '../search/property-statistics.j
 import { PRUNE_QUEUE, pruneJobsSchedule } from './prune.js';
 import { enqueueJob, SYSTEM_WORKSPACE_ID } from './queue.js';
 import type { JobRun } from './runner.js';
+import { pruneWebhookHistorySchedule } from '../families/webhooks/jobs.js';
 
 let service: TestService;
 beforeAll(async () => {
@@ -83,7 +84,7 @@ describe('POST /v1/test-helpers/jobs/run', () => {
     const response = await runFor(tenant);
     expect(response.statusCode).toBe(200);
     const runs = response.json<{ jobs: JobRun[] }>().jobs;
-    const scheduled = [pruneJobsSchedule, purgePeopleSchedule, pruneIdempotencyKeysSchedule, pruneSearchChangesSchedule, sweepPropertyStatisticsSchedule, expireIncentivesSchedule, providerWorkSchedule];
+    const scheduled = [pruneJobsSchedule, purgePeopleSchedule, pruneIdempotencyKeysSchedule, pruneSearchChangesSchedule, sweepPropertyStatisticsSchedule, expireIncentivesSchedule, providerWorkSchedule, pruneWebhookHistorySchedule];
     expect(runs.map((run) => run.queue).sort()).toEqual(scheduled.map((schedule) => schedule.queue).sort());
     expect(runs.every((run) => run.workspaceId === tenant.workspaceId && run.outcome === 'completed')).toBe(true);
     const prune = await service.deps.db

@@ -277,6 +277,31 @@ describe('webhook delivery', () => {
     expect(own.received[0]!.receivedAtMs - committedAt).toBeLessThan(900);
   });
 
+  it("never holds one endpoint's deliveries behind a slow endpoint's backlog", async () => {
+    const live = await startTestService({ webhookAllowPrivateTargets: true, webhookAllowHttp: true, webhookDelivery: true, webhookTimeoutMs: 5_000 });
+    cleanups.push(() => live.stop());
+    const tenant = await createTenant(live);
+    const slow = await freshReceiver();
+    slow.answer = () => ({ status: 200, delayMs: 2_000 });
+    const fast = await freshReceiver();
+    await createEndpoint(tenant, slow.url, {}, live);
+    await createEndpoint(tenant, fast.url, {}, live);
+    const count = 60;
+    const started = Date.now();
+    await inTransaction(live.deps.db, (transaction) =>
+      recordEvents(
+        transaction,
+        tenant.workspaceId,
+        Array.from({ length: count }, (_, index) => ({ type: 'person.deleted' as const, data: { personId: `per_${index}` } })),
+        new Date().toISOString(),
+      ),
+    );
+    // The slow endpoint takes 2 s an answer, 16 at a time: its 60 need about 8 s. The fast one's all arrive meanwhile.
+    await fast.waitFor(count, 5_000);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(slow.received.length).toBeLessThan(count);
+  });
+
   it.skipIf(storeKind === 'embedded')('makes each attempt once with two instances delivering from one database', async () => {
     const first = await startTestService({ webhookAllowPrivateTargets: true, webhookAllowHttp: true, webhookDelivery: true });
     const second = await startTestService({ webhookAllowPrivateTargets: true, webhookAllowHttp: true, webhookDelivery: true });

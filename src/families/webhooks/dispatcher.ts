@@ -175,7 +175,9 @@ export class WebhookDispatcher {
     if (delivery.previous_secret_ciphertext !== null && delivery.previous_secret_expires_at !== null && delivery.previous_secret_expires_at > attemptedAt) {
       secrets.push(this.options.secrets.open(delivery.previous_secret_ciphertext));
     }
-    const result = await this.options.sender.send(delivery.url, secrets, { messageId: delivery.message_id, body: JSON.stringify(delivery.payload) });
+    // jsonb keeps keys in its own order: the body goes out in the documented one (type, timestamp, data), as the test send and GET show it.
+    const { type, timestamp, data } = delivery.payload as { type: string; timestamp: string; data: unknown };
+    const result = await this.options.sender.send(delivery.url, secrets, { messageId: delivery.message_id, body: JSON.stringify({ type, timestamp, data }) });
     const delay = result.succeeded ? undefined : retryDelaySeconds(delivery.attempt_count);
     return {
       workspaceId: delivery.workspace_id,

@@ -260,7 +260,12 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; webh
         summary: 'List webhook event types',
         description: "Every event type an endpoint can subscribe to, with the JSON Schema of its payload's `data` (also in this document's `webhooks` section).",
         tags,
-        response: { 200: Type.Object({ results: Type.Array(EventTypeDescription) }) },
+        response: {
+          200: Type.Object(
+            { results: Type.Array(EventTypeDescription) },
+            { examples: [{ results: [{ type: 'person.opted_out', description: 'A person opted out of contact.', dataSchema: { type: 'object', properties: { personId: { type: 'string' } }, required: ['personId'] } }] }] },
+          ),
+        },
       },
     },
     async () => ({ results: service.describeEventTypes() }),

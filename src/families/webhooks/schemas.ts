@@ -125,7 +125,7 @@ export const WebhookAttempt = Type.Object(
     ],
   },
 );
-export const WebhookAttemptList = paged(Type.Ref(WebhookAttempt), 'WebhookAttemptList');
+export const WebhookAttemptList = paged(Type.Ref(WebhookAttempt), 'WebhookAttemptList', WebhookAttempt.examples?.[0]);
 
 export const AttemptsQuery = Type.Object(
   { ...ListQuery.properties, messageId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Only the attempts of this message.' })) },
@@ -146,7 +146,7 @@ export const WebhookMessage = Type.Object(
     occurredAt: IsoDateTime(),
     payload: Type.Object(
       { type: Type.String(), timestamp: IsoDateTime(), data: Type.Object({}, { additionalProperties: true }) },
-      { description: 'The body every delivery of this message carries, byte for byte as JSON.' },
+      { description: 'The body every delivery of this message carries: the same JSON, keys in this order.' },
     ),
   },
   { $id: 'WebhookMessage', title: 'WebhookMessage', description: 'An event in the outbox. Messages are kept 30 days, whether or not an endpoint listens.', examples: [exampleMessage] },
