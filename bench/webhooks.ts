@@ -122,13 +122,13 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       await client.query('begin');
       await client.query(
         `insert into webhook_messages (workspace_id, message_id, event_type, occurred_at, payload)
-         select $1, 'msg_bench_' || lpad(n::text, 8, '0'), 'person.deleted', $2, jsonb_build_object('type', 'person.deleted', 'timestamp', $2::text, 'data', jsonb_build_object('personId', 'per_' || n))
+         select $1, 'msg_bench_' || lpad(n::text, 8, '0'), 'person.deleted', $2::timestamptz, jsonb_build_object('type', 'person.deleted', 'timestamp', $2::text, 'data', jsonb_build_object('personId', 'per_' || n))
          from generate_series(1, $3) as n`,
         [workspaceId, at, backlog],
       );
       await client.query(
         `insert into webhook_deliveries (workspace_id, endpoint_id, message_id, state, next_attempt_at, created_at)
-         select $1, $2, 'msg_bench_' || lpad(n::text, 8, '0'), 'PENDING', $3, $3 from generate_series(1, $4) as n`,
+         select $1, $2, 'msg_bench_' || lpad(n::text, 8, '0'), 'PENDING', $3::timestamptz, $3::timestamptz from generate_series(1, $4) as n`,
         [workspaceId, endpoint.endpointId, at, backlog],
       );
       await client.query(`select pg_notify('webhook_deliveries', '')`);
@@ -194,7 +194,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         ],
       )}\n\n`,
     );
-    return { bench: 'webhooks', quick: options.quick, ratio: round(serviceRate / floorRate * 100) / 100, writes, backlog, ...figures };
+    return { bench: 'webhooks', quick: options.quick, ratio: Math.round((serviceRate / floorRate) * 100) / 100, writes, backlog, ...figures };
   } finally {
     if (server) await stopProcess(server);
     await pool.end();
