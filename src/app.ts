@@ -194,6 +194,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
 
   const jobs = new JobRunner({ db: deps.db, clock: deps.clock, log: app.log });
   const webhooks = await Webhooks.open({ db: deps.db, clock: deps.clock, config, log: app.log, listen: database.listen, resolve: options.webhookResolver });
+  webhooks.dispatcher.onRecorded((report) => metrics.countWebhookAttempts(report));
   registerHousekeepingJobs(jobs, deps);
   registerFamilyJobs(jobs, deps);
 

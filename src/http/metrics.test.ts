@@ -6,6 +6,7 @@ import { ConfigError, loadConfig } from '../config.js';
 import { IMPORT_QUEUE } from '../families/imports/service.js';
 import { csvOf, settleImport, startImport } from '../families/imports/test-support.js';
 import { enqueueJob } from '../jobs/queue.js';
+import { WebhookReceiver } from '../../test/webhook-receiver.js';
 
 const metricsToken = `metrics-${randomUUID()}`;
 
@@ -51,7 +52,7 @@ function expectRefused(response: LightMyRequestResponse) {
 let service: TestService;
 let tenant: Tenant;
 beforeAll(async () => {
-  service = await startTestService({ metricsToken });
+  service = await startTestService({ metricsToken, webhookAllowPrivateTargets: true, webhookAllowHttp: true });
   tenant = await createTenant(service);
 });
 afterAll(async () => service?.stop());
@@ -175,6 +176,30 @@ describe('GET /metrics: what it counts', () => {
     const after = await figures(service);
     expect(sample(after, 'recruit_ops_import_rows_total', { outcome: 'imported' })).toBe(imported + 2);
     expect(sample(after, 'recruit_ops_import_rows_total', { outcome: 'failed' })).toBe(failed + 1);
+  });
+
+  it('counts webhook delivery attempts, succeeded and failed', async () => {
+    const tenant = await createTenant(service);
+    const receiver = await WebhookReceiver.start();
+    try {
+      receiver.answer = (_delivery, index) => ({ status: index === 0 ? 200 : 500 });
+      const before = await figures(service);
+      const succeeded = sample(before, 'recruit_ops_webhook_attempts_total', { outcome: 'succeeded' }) ?? 0;
+      const failed = sample(before, 'recruit_ops_webhook_attempts_total', { outcome: 'failed' }) ?? 0;
+      const endpoint = await call(service, 'POST', '/webhook-endpoints', { token: tenant.token, body: { url: receiver.url, eventTypes: ['study.status_changed'] } });
+      expect(endpoint.statusCode, endpoint.body).toBe(201);
+      for (const name of ['One', 'Two']) {
+        const study = await call(service, 'POST', '/studies', { token: tenant.token, body: { studyType: 'SURVEY', recruitmentStrategy: 'IN_SERVICE', studyPlan: { name } } });
+        expect(study.statusCode, study.body).toBe(201);
+        // One at a time, so the first attempt is the one answered 200.
+        await service.webhooks.dispatcher.runDue(tenant.workspaceId);
+      }
+      const after = await figures(service);
+      expect(sample(after, 'recruit_ops_webhook_attempts_total', { outcome: 'succeeded' })).toBe(succeeded + 1);
+      expect(sample(after, 'recruit_ops_webhook_attempts_total', { outcome: 'failed' })).toBe(failed + 1);
+    } finally {
+      await receiver.stop();
+    }
   });
 
   it(`shows the ${storeKind === 'postgres' ? "pool's connections" : "embedded store's queue"}`, async () => {

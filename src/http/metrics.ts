@@ -53,6 +53,7 @@ export class ServiceMetrics {
   readonly requestDuration: Histogram<'method' | 'route' | 'status_code'>;
   readonly importRows: Counter<'outcome'>;
   readonly rateLimitRefusals: Counter<'reason'>;
+  readonly webhookAttempts: Counter<'outcome'>;
   private readonly stopListening: () => void;
   private readonly jobGauges: { jobs: Gauge<'queue' | 'state'>; oldest: Gauge<'queue'> };
   /** The job figures of the scrape under way: both job gauges' collect() share one query. */
@@ -76,6 +77,12 @@ export class ServiceMetrics {
       name: `${METRIC_PREFIX}rate_limit_refusals_total`,
       help: "Requests refused with 429, by the budget spent: token (a token's), address (a client address's, on bad or missing tokens), signup (an address's public signup submissions).",
       labelNames: ['reason'],
+      registers,
+    });
+    this.webhookAttempts = new Counter({
+      name: `${METRIC_PREFIX}webhook_attempts_total`,
+      help: 'Webhook delivery attempts this instance made and recorded: succeeded (a 2xx) or failed (anything else, no answer, a refused address).',
+      labelNames: ['outcome'],
       registers,
     });
     this.stopListening = this.connectionMetrics(options.connections);
@@ -108,6 +115,11 @@ export class ServiceMetrics {
   countImportRows(rows: { imported: number; failed: number }): void {
     if (rows.imported > 0) this.importRows.inc({ outcome: 'imported' }, rows.imported);
     if (rows.failed > 0) this.importRows.inc({ outcome: 'failed' }, rows.failed);
+  }
+
+  countWebhookAttempts(attempts: { succeeded: number; failed: number }): void {
+    if (attempts.succeeded > 0) this.webhookAttempts.inc({ outcome: 'succeeded' }, attempts.succeeded);
+    if (attempts.failed > 0) this.webhookAttempts.inc({ outcome: 'failed' }, attempts.failed);
   }
 
   countRateLimitRefusal(reason: string): void {
