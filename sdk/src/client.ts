@@ -85,7 +85,9 @@ export function createClient(options: RecruitClientOptions): RecruitClient {
     let prepared = init;
     const mediaType = requestMediaTypes[`${method} ${path}`];
     if (mediaType !== undefined && prepared?.body !== undefined && prepared.bodySerializer === undefined) {
-      prepared = { ...prepared, bodySerializer: (body) => body, headers: withHeader(prepared.headers, 'Content-Type', mediaType) };
+      // openapi-fetch would send JSON; a CSV (a string, Blob or stream) goes as it is, under its media type unless the call names one.
+      const headers = namesHeader(prepared, 'content-type') ? prepared.headers : withHeader(prepared.headers, 'Content-Type', mediaType);
+      prepared = { ...prepared, bodySerializer: (body) => body, ...(headers !== undefined ? { headers } : {}) };
     }
     if (method === 'post' && makeKey !== undefined && idempotencyKeyPaths.has(path) && !namesHeader(prepared, 'idempotency-key')) {
       // Chosen here, before openapi-fetch builds the Request: every retry resends that Request, key and all.

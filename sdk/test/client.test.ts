@@ -134,6 +134,11 @@ describe('retries', () => {
     // A documented text/csv body goes as it is, with its media type.
     expect(requests[0]!.headers['content-type']).toBe('text/csv');
     expect(requests[0]!.body).toBe(csv);
+    // A media type the call names is kept; a Blob goes as it is too.
+    await api.POST('/imports', { body: new Blob([csv]), headers: { 'Content-Type': 'text/csv; charset=utf-8' }, params: { query: { populationId: 'pop_1' } } });
+    expect(requests[1]!.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(requests[1]!.body).toBe(csv);
+    expect(requests[1]!.url.search).toBe('?populationId=pop_1');
   });
 
   it('retries PUT, PATCH and DELETE (they set what they name) without a key', async () => {

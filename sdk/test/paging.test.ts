@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createClient, RecruitApiError } from '../src/index.js';
+import { createClient, type ItemOf, RecruitApiError, type RecruitClient, type Schema } from '../src/index.js';
 import { type Answer, type FakeServer, type SeenRequest, startFakeServer } from './fake-server.js';
 
 let server: FakeServer | undefined;
@@ -133,5 +133,23 @@ describe('paging failures', () => {
       if (study.studyId === 'stu_2') break;
     }
     expect(server.requests).toHaveLength(2);
+  });
+});
+
+describe('paging types', () => {
+  it('accept every paged operation, refuse the others, and type the items (checked by `npm run typecheck`)', () => {
+    // Never called: what matters is that it compiles, each @ts-expect-error included.
+    function typeChecks(api: RecruitClient) {
+      // @ts-expect-error GET /me is not paged
+      void api.paginate('/me');
+      // @ts-expect-error POST /studies is not a search
+      void api.pages('/studies', { body: {} });
+      // @ts-expect-error a nested list needs its path parameters
+      void api.paginate('/property-groups/{propertyGroupId}/properties');
+      void api.paginate('/incentives/search', { body: { studyId: 'stu_1' } });
+    }
+    const summary: ItemOf<'/studies'> = { studyId: 'stu_1' } as Schema<'StudySummary'>;
+    const event: ItemOf<'/participant-status-events'>['eventId'] = '1042';
+    expect([typeof typeChecks, summary.studyId, event]).toEqual(['function', 'stu_1', '1042']);
   });
 });
