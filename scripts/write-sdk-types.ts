@@ -54,10 +54,15 @@ function resolve(document: OpenAPI3, value: unknown): Schema | undefined {
 
 const propertiesOf = (document: OpenAPI3, schema: unknown): Schema => (resolve(document, schema)?.properties as Schema | undefined) ?? {};
 
-/** A page of the service: `{ results: [...], pageInfo: {...} }`, with `total` or without (the event feeds). */
+/**
+ * A page of the service: `{ results: [...], pageInfo: { hasNextPage, endCursor, … } }`, with
+ * `total` or without (the event feeds). The same test as the SDK's types make (PageShape in
+ * sdk/src/paging.ts), which fail to compile when the two disagree.
+ */
 function isPage(document: OpenAPI3, schema: unknown): boolean {
   const properties = propertiesOf(document, schema);
-  return resolve(document, properties.results)?.type === 'array' && 'endCursor' in propertiesOf(document, properties.pageInfo);
+  const pageInfo = propertiesOf(document, properties.pageInfo);
+  return resolve(document, properties.results)?.type === 'array' && 'endCursor' in pageInfo && 'hasNextPage' in pageInfo;
 }
 
 interface OperationFacts {
