@@ -4,11 +4,13 @@ import { fileURLToPath } from 'node:url';
 import { buildService } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
+import { writeSdkSources } from './write-sdk-types.js';
 
 /**
- * Writes the OpenAPI document the service generates to openapi.json at the repository root.
- * The document is committed so that clients and reviewers see API changes in diffs; the test in
- * src/http/openapi.test.ts fails when it drifts from the route schemas.
+ * Writes the OpenAPI document the service generates to openapi.json at the repository root, and
+ * the SDK's sources generated from it (scripts/write-sdk-types.ts), so one command keeps both
+ * current. They are committed so that clients and reviewers see API changes in diffs; the test in
+ * src/http/openapi.test.ts fails when either drifts.
  */
 
 export const openApiPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'openapi.json');
@@ -32,6 +34,8 @@ export async function generateOpenApi(): Promise<string> {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  writeFileSync(openApiPath, await generateOpenApi());
+  const document = await generateOpenApi();
+  writeFileSync(openApiPath, document);
   process.stdout.write(`wrote ${path.relative(process.cwd(), openApiPath) || openApiPath}\n`);
+  for (const file of await writeSdkSources(document)) process.stdout.write(`wrote ${file}\n`);
 }

@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateOpenApi, openApiPath } from '../../scripts/write-openapi.js';
+import { generateSdkSources, sdkGeneratedDirectory } from '../../scripts/write-sdk-types.js';
 import { createTenant, startTestService, type TestService } from '../../test/harness.js';
 import { allRights, type Right, rolesWithRight } from './rights.js';
 
@@ -181,6 +182,23 @@ describe('openapi.json (committed)', () => {
     const document = JSON.parse(generated) as OpenApiDocument;
     expect(served.paths).toEqual(document.paths);
     expect(served.components).toEqual(document.components);
+  });
+
+  it("has the SDK's generated sources (sdk/src/generated/) committed as the generator writes them from it", async () => {
+    const hint =
+      'sdk/src/generated/ is out of date with openapi.json: run `npm run openapi` (or, to regenerate from the committed openapi.json alone, ' +
+      '`npx tsx scripts/write-sdk-types.ts`) and commit the result; never edit the generated files';
+    const expected = await generateSdkSources(readFileSync(openApiPath, 'utf8'));
+    for (const [file, text] of Object.entries(expected)) {
+      const committed = path.join(repoRoot, file);
+      expect(existsSync(committed), `${file}: ${hint}`).toBe(true);
+      // Compared as a boolean first: a diff of 12,000 generated lines would bury the hint.
+      const same = readFileSync(committed, 'utf8') === text;
+      expect(same, `${file} differs from the generator's output. ${hint}`).toBe(true);
+    }
+    expect(readdirSync(sdkGeneratedDirectory).sort(), `only generated files in sdk/src/generated/. ${hint}`).toEqual(
+      Object.keys(expected).map((file) => path.basename(file)).sort(),
+    );
   });
 
   it('passes Redocly lint (recommended, with the stricter rules of redocly.yaml) without errors', async () => {
