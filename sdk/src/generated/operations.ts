@@ -25,6 +25,11 @@ export const idempotencyKeyPaths: ReadonlySet<string> = new Set([
   "/incentives/{incentiveId}/resend",
   "/incentives/{incentiveId}/cancel",
   "/incentives/search",
+  "/webhook-endpoints",
+  "/webhook-endpoints/{endpointId}/rotate-secret",
+  "/webhook-endpoints/{endpointId}/test",
+  "/webhook-endpoints/{endpointId}/messages/{messageId}/resend",
+  "/webhook-endpoints/{endpointId}/replay",
 ]);
 
 /** Operations (`method path`) whose request body is not JSON, with the media type they take: the client sends such a body as it is. */
@@ -50,4 +55,7 @@ export const pagedOperations = {
   "/participant-status-events": "get",
   "/study-status-events": "get",
   "/incentives/search": "post",
+  "/webhook-endpoints": "get",
+  "/webhook-endpoints/{endpointId}/attempts": "get",
+  "/webhook-messages": "get",
 } as const;
