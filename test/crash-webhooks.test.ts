@@ -38,7 +38,7 @@ describe(`kill -9 of the server with webhook deliveries in flight, then a restar
   afterAll(async () => {
     for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
     await Promise.all(servers.map((server) => server.exited));
-    await receiver?.stop();
+    await receiver?.close();
     await storage?.dispose();
   });
 
@@ -47,7 +47,7 @@ describe(`kill -9 of the server with webhook deliveries in flight, then a restar
     receiver.answer = () => ({ status: 200, delayMs: 60_000 });
     const first = await start();
     let api = apiOf(first, workspace.token);
-    const endpoint = await api('POST', '/webhook-endpoints', { body: { url: receiver.url } });
+    const endpoint = await api('POST', '/webhook-endpoints', { body: { url: receiver.url() } });
     expect(endpoint.status, endpoint.text).toBe(201);
     for (let index = 0; index < STUDIES; index++) {
       const study = await api('POST', '/studies', { body: { studyType: 'INTERVIEWS', recruitmentStrategy: 'IN_SERVICE', studyPlan: { name: `Study ${index}` } } });

@@ -186,7 +186,7 @@ describe('GET /metrics: what it counts', () => {
       const before = await figures(service);
       const succeeded = sample(before, 'recruit_ops_webhook_attempts_total', { outcome: 'succeeded' }) ?? 0;
       const failed = sample(before, 'recruit_ops_webhook_attempts_total', { outcome: 'failed' }) ?? 0;
-      const endpoint = await call(service, 'POST', '/webhook-endpoints', { token: tenant.token, body: { url: receiver.url, eventTypes: ['study.status_changed'] } });
+      const endpoint = await call(service, 'POST', '/webhook-endpoints', { token: tenant.token, body: { url: receiver.url(), eventTypes: ['study.status_changed'] } });
       expect(endpoint.statusCode, endpoint.body).toBe(201);
       for (const name of ['One', 'Two']) {
         const study = await call(service, 'POST', '/studies', { token: tenant.token, body: { studyType: 'SURVEY', recruitmentStrategy: 'IN_SERVICE', studyPlan: { name } } });
@@ -198,7 +198,7 @@ describe('GET /metrics: what it counts', () => {
       expect(sample(after, 'recruit_ops_webhook_attempts_total', { outcome: 'succeeded' })).toBe(succeeded + 1);
       expect(sample(after, 'recruit_ops_webhook_attempts_total', { outcome: 'failed' })).toBe(failed + 1);
     } finally {
-      await receiver.stop();
+      await receiver.close();
     }
   });
 

@@ -28,7 +28,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await service.stop();
-  await receiver.stop();
+  await receiver.close();
 });
 
 interface CreatedEndpoint {
@@ -63,7 +63,7 @@ async function deliveryState(tenant: Tenant, endpointId: string) {
 /** A receiver of its own per test, answering as the test says. */
 async function freshReceiver(): Promise<WebhookReceiver> {
   const own = await WebhookReceiver.start();
-  cleanups.push(() => own.stop());
+  cleanups.push(() => own.close());
   return own;
 }
 const cleanups: (() => Promise<void>)[] = [];
@@ -75,7 +75,7 @@ describe('webhook delivery', () => {
   it('delivers every event type, each verified by the Standard Webhooks library', async () => {
     const tenant = await createTenant(service);
     const own = await freshReceiver();
-    const endpoint = await createEndpoint(tenant, own.url);
+    const endpoint = await createEndpoint(tenant, own.url());
 
     // study.status_changed (created, launched), participant.* (status, approval, screener)
     const studyId = await createStudy(service, tenant, { studyPlan: { name: 'Screened study', includeScreener: true } });
@@ -127,9 +127,9 @@ describe('webhook delivery', () => {
     const studies = await freshReceiver();
     const people = await freshReceiver();
     const disabled = await freshReceiver();
-    await createEndpoint(tenant, studies.url, { eventTypes: ['study.status_changed'] });
-    await createEndpoint(tenant, people.url, { eventTypes: ['person.deleted'] });
-    await createEndpoint(tenant, disabled.url, { enabled: false });
+    await createEndpoint(tenant, studies.url(), { eventTypes: ['study.status_changed'] });
+    await createEndpoint(tenant, people.url(), { eventTypes: ['person.deleted'] });
+    await createEndpoint(tenant, disabled.url(), { enabled: false });
     await createStudy(service, tenant);
     await runDue(tenant);
     expect(studies.events().map((event) => event.type)).toEqual(['study.status_changed']);
@@ -141,7 +141,7 @@ describe('webhook delivery', () => {
     const tenant = await createTenant(service);
     const own = await freshReceiver();
     own.answer = (_delivery, index) => (index < 3 ? { status: 503, body: 'not now' } : { status: 204 });
-    const { endpointId } = await createEndpoint(tenant, own.url);
+    const { endpointId } = await createEndpoint(tenant, own.url());
     await createStudy(service, tenant);
 
     expect(await runDue(tenant)).toEqual({ attempted: 1, succeeded: 0, failed: 1 });
@@ -173,7 +173,7 @@ describe('webhook delivery', () => {
     const tenant = await createTenant(service);
     const own = await freshReceiver();
     own.answer = () => ({ status: 500 });
-    const { endpointId } = await createEndpoint(tenant, own.url);
+    const { endpointId } = await createEndpoint(tenant, own.url());
     await createStudy(service, tenant);
     const firstFailureAt = service.deps.clock.now().toISOString().replace(/\.\d+Z$/, 'Z');
     await runDue(tenant);
@@ -208,7 +208,7 @@ describe('webhook delivery', () => {
   it('records no message and sends nothing for a change that rolls back', async () => {
     const tenant = await createTenant(service);
     const own = await freshReceiver();
-    await createEndpoint(tenant, own.url);
+    await createEndpoint(tenant, own.url());
     const at = service.deps.clock.now().toISOString();
     await expect(
       inTransaction(service.deps.db, async (transaction) => {
@@ -225,7 +225,7 @@ describe('webhook delivery', () => {
   it('signs with the previous secret too for 24 hours after a rotation, then with the new one alone', async () => {
     const tenant = await createTenant(service);
     const own = await freshReceiver();
-    const { endpointId, secret: oldSecret } = await createEndpoint(tenant, own.url);
+    const { endpointId, secret: oldSecret } = await createEndpoint(tenant, own.url());
     const rotated = await call(service, 'POST', `/webhook-endpoints/${endpointId}/rotate-secret`, { token: tenant.token });
     expect(rotated.statusCode, rotated.body).toBe(200);
     const { secret: newSecret } = rotated.json<{ secret: string }>();
@@ -256,7 +256,7 @@ describe('webhook delivery', () => {
     cleanups.push(() => guarded.stop());
     const tenant = await createTenant(guarded);
     const own = await freshReceiver();
-    const { endpointId } = await createEndpoint(tenant, own.url.replace('127.0.0.1', 'rebinding.example.test'), {}, guarded);
+    const { endpointId } = await createEndpoint(tenant, own.url().replace('127.0.0.1', 'rebinding.example.test'), {}, guarded);
     await createStudy(guarded, tenant);
     expect(await runDue(tenant, guarded)).toEqual({ attempted: 1, succeeded: 0, failed: 1 });
     expect(own.received).toEqual([]);
@@ -269,7 +269,7 @@ describe('webhook delivery', () => {
     cleanups.push(() => live.stop());
     const tenant = await createTenant(live);
     const own = await freshReceiver();
-    await createEndpoint(tenant, own.url, {}, live);
+    await createEndpoint(tenant, own.url(), {}, live);
     const committedAt = Date.now();
     await createStudy(live, tenant);
     await own.waitFor(1, 5_000);
@@ -284,8 +284,8 @@ describe('webhook delivery', () => {
     const slow = await freshReceiver();
     slow.answer = () => ({ status: 200, delayMs: 2_000 });
     const fast = await freshReceiver();
-    await createEndpoint(tenant, slow.url, {}, live);
-    await createEndpoint(tenant, fast.url, {}, live);
+    await createEndpoint(tenant, slow.url(), {}, live);
+    await createEndpoint(tenant, fast.url(), {}, live);
     const count = 60;
     const started = Date.now();
     await inTransaction(live.deps.db, (transaction) =>
@@ -309,7 +309,7 @@ describe('webhook delivery', () => {
     const tenant = await createTenant(first);
     const own = await freshReceiver();
     own.answer = () => ({ status: 200, delayMs: 5 });
-    await createEndpoint(tenant, own.url, {}, first);
+    await createEndpoint(tenant, own.url(), {}, first);
     const count = 300;
     await inTransaction(first.deps.db, (transaction) =>
       recordEvents(

@@ -1,62 +1,14 @@
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import { idPrefixes, newId } from '../../ids.js';
 import { call, type Tenant, type TestService } from '../../../test/harness.js';
 import { insertMessage } from './queries.js';
+import { type Answer, type Received, WebhookReceiver } from '../../../test/webhook-receiver.js';
 
-/** What a receiver got: one POST. */
-export interface Received {
-  method: string;
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
+export type { Answer, Received } from '../../../test/webhook-receiver.js';
 
-export interface Answer {
-  status: number;
-  headers?: Record<string, string>;
-  body?: string;
-}
-
-/** A local webhook receiver on 127.0.0.1 (a random port), answering each request with `answer`. */
-export interface Receiver {
-  /** `http://127.0.0.1:<port>` and the given path. */
-  url(path?: string): string;
-  received: Received[];
-  answer: (request: Received) => Answer;
-  close(): Promise<void>;
-}
-
-export async function startReceiver(answer: (request: Received) => Answer = () => ({ status: 200, body: 'ok' })): Promise<Receiver> {
-  const received: Received[] = [];
-  const receiver: Receiver = {
-    url: (path = '/hook') => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
-    received,
-    answer,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const got = { method: request.method ?? '', path: request.url ?? '', headers: request.headers, body: Buffer.concat(chunks).toString('utf8') };
-      received.push(got);
-      const reply = receiver.answer(got);
-      // The sender reads 1 KB of the answer and drops the connection: a write after that is no error here.
-      response.on('error', () => {});
-      response.writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers });
-      response.end(reply.body ?? '');
-    });
-  });
-  server.on('clientError', (_error, socket) => socket.destroy());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return receiver;
-}
+/** A local webhook receiver answering each request with `answer` (test/webhook-receiver.ts). */
+export type Receiver = WebhookReceiver;
+export const startReceiver = (answer?: (request: Received) => Answer): Promise<WebhookReceiver> => WebhookReceiver.start(answer);
 
 /** The headers a Standard Webhooks verifier reads, as received. */
 export function webhookHeaders(received: Received): Record<string, string> {
