@@ -76,6 +76,8 @@ export interface BuildOptions {
   idempotencyLeaseSeconds?: number;
   /** Host name resolution for webhook address checks (tests simulate DNS with it); otherwise the system's. */
   webhookResolver?: Resolver;
+  /** The webhook dispatcher's poll (tests lengthen it); otherwise 1 s. */
+  webhookPollMs?: number;
 }
 
 export interface Service {
@@ -193,7 +195,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
 
   const jobs = new JobRunner({ db: deps.db, clock: deps.clock, log: app.log });
-  const webhooks = await Webhooks.open({ db: deps.db, clock: deps.clock, config, log: app.log, listen: database.listen, resolve: options.webhookResolver });
+  const webhooks = await Webhooks.open({ db: deps.db, clock: deps.clock, config, log: app.log, listen: database.listen, resolve: options.webhookResolver, pollMs: options.webhookPollMs });
   webhooks.dispatcher.onRecorded((report) => metrics.countWebhookAttempts(report));
   registerHousekeepingJobs(jobs, deps);
   registerFamilyJobs(jobs, deps);

@@ -17,6 +17,8 @@ export interface WebhooksOptions {
   listen: (channel: string, onNotification: () => void) => Promise<() => Promise<void>>;
   /** Host name resolution for the address checks (tests hand in their own). */
   resolve?: Resolver;
+  /** The dispatcher's safety-net poll (default 1 s; tests lengthen it to show the commit's notification wakes it). */
+  pollMs?: number;
 }
 
 /** The webhook pieces of one instance: the secret box, the address policy, the sender and the dispatcher. */
@@ -33,7 +35,7 @@ export class Webhooks {
     const { config } = options;
     this.policy = { allowPrivateTargets: config.webhookAllowPrivateTargets, allowHttp: config.webhookAllowHttp, resolve: options.resolve ?? systemResolver };
     this.sender = new WebhookSender(this.policy, config.webhookTimeoutMs);
-    this.dispatcher = new WebhookDispatcher({ db: options.db, clock: options.clock, sender: this.sender, secrets, log: options.log, timeoutMs: config.webhookTimeoutMs });
+    this.dispatcher = new WebhookDispatcher({ db: options.db, clock: options.clock, sender: this.sender, secrets, log: options.log, timeoutMs: config.webhookTimeoutMs, pollMs: options.pollMs });
   }
 
   static async open(options: WebhooksOptions): Promise<Webhooks> {

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Webhook } from 'standardwebhooks';
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import { guardedLookup, literalAddressRefusal, type TargetPolicy } from './targets.js';
 
 /** What one attempt found: recorded as a webhook_attempts row. */
@@ -39,19 +39,29 @@ function describe(error: unknown, timeoutMs: number): string {
  * followed, and it fails after `timeoutMs`. Only a 2xx answer is a success.
  */
 export class WebhookSender {
-  private readonly agent: Agent;
+  /**
+   * undici (about 6 MiB resident) loads with the first send: an instance whose workspaces have no
+   * endpoint never carries it.
+   */
+  private client: Promise<{ agent: Agent; request: typeof import('undici').request }> | undefined;
 
   constructor(
     private readonly policy: TargetPolicy,
     private readonly timeoutMs: number,
-  ) {
-    this.agent = new Agent({
-      connect: { timeout: timeoutMs, ...(policy.allowPrivateTargets ? {} : { lookup: guardedLookup(policy.resolve) }) },
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      keepAliveTimeout: 4_000,
-      connections: 64,
-    });
+  ) {}
+
+  private http() {
+    this.client ??= import('undici').then(({ Agent, request }) => ({
+      request,
+      agent: new Agent({
+        connect: { timeout: this.timeoutMs, ...(this.policy.allowPrivateTargets ? {} : { lookup: guardedLookup(this.policy.resolve) }) },
+        headersTimeout: this.timeoutMs,
+        bodyTimeout: this.timeoutMs,
+        keepAliveTimeout: 4_000,
+        connections: 64,
+      }),
+    }));
+    return this.client;
   }
 
   async send(url: string, secrets: readonly string[], message: OutgoingMessage): Promise<AttemptResult> {
@@ -70,14 +80,15 @@ export class WebhookSender {
     } catch {
       return failure('The endpoint URL is not valid');
     }
-    const refusal = literalAddressRefusal(target, this.policy);
+    const refusal = await literalAddressRefusal(target, this.policy);
     if (refusal !== undefined) return failure(refusal);
+    const { agent, request } = await this.http();
     const sentAt = new Date();
     const signature = secrets.map((secret) => new Webhook(secret).sign(message.messageId, sentAt, message.body)).join(' ');
     try {
       const response = await request(target, {
         method: 'POST',
-        dispatcher: this.agent,
+        dispatcher: agent,
         headers: {
           'content-type': 'application/json',
           'user-agent': 'recruit-ops-webhooks/1',
@@ -99,7 +110,7 @@ export class WebhookSender {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    if (this.client) await (await this.client).agent.close();
   }
 }
 

@@ -1,5 +1,4 @@
 import { promises as dns, type LookupAddress } from 'node:dns';
-import ipaddr from 'ipaddr.js';
 
 /** Resolves a host name to every address it has (dns.lookup with all: true by default). */
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
@@ -26,12 +25,17 @@ export class TargetRefusedError extends Error {
  * the cloud metadata address 169.254.169.254, unique-local, carrier-grade NAT, reserved,
  * multicast…), and an IPv4 address mapped into IPv6 is judged as the IPv4 address it is.
  */
-export function forbiddenAddressReason(address: string): string | undefined {
+export function forbiddenAddressReason(ipaddr: IpAddr, address: string): string | undefined {
   if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
   const parsed = ipaddr.process(address);
   const range = parsed.range();
   return range === 'unicast' ? undefined : `${parsed.toString()} is a ${range} address`;
 }
+
+type IpAddr = typeof import('ipaddr.js');
+let ipaddrModule: Promise<IpAddr> | undefined;
+/** ipaddr.js loads with the first address check, not at start (see sender.ts on memory). */
+const loadIpaddr = () => (ipaddrModule ??= import('ipaddr.js').then((module) => module.default));
 
 function bareHost(url: URL): string {
   return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
@@ -53,9 +57,10 @@ export async function checkTargetUrl(text: string, policy: TargetPolicy): Promis
   if (url.protocol !== 'https:' && !(policy.allowHttp && url.protocol === 'http:')) return 'must be an https URL';
   if (url.username !== '' || url.password !== '') return 'must not carry credentials';
   if (policy.allowPrivateTargets) return undefined;
+  const ipaddr = await loadIpaddr();
   const host = bareHost(url);
   if (ipaddr.isValid(host)) {
-    const reason = forbiddenAddressReason(host);
+    const reason = forbiddenAddressReason(ipaddr, host);
     return reason === undefined ? undefined : `must not point at a private address: ${reason}`;
   }
   let addresses: LookupAddress[];
@@ -66,18 +71,19 @@ export async function checkTargetUrl(text: string, policy: TargetPolicy): Promis
   }
   if (addresses.length === 0) return `must have a host that resolves: ${host} does not`;
   for (const { address } of addresses) {
-    const reason = forbiddenAddressReason(address);
+    const reason = forbiddenAddressReason(ipaddr, address);
     if (reason !== undefined) return `must not point at a private address: ${host} resolves to ${reason}`;
   }
   return undefined;
 }
 
 /** The send-time check of a URL whose host is a literal address (a connection to one looks nothing up). */
-export function literalAddressRefusal(url: URL, policy: TargetPolicy): string | undefined {
+export async function literalAddressRefusal(url: URL, policy: TargetPolicy): Promise<string | undefined> {
   if (policy.allowPrivateTargets) return undefined;
+  const ipaddr = await loadIpaddr();
   const host = bareHost(url);
   if (!ipaddr.isValid(host)) return undefined;
-  const reason = forbiddenAddressReason(host);
+  const reason = forbiddenAddressReason(ipaddr, host);
   return reason === undefined ? undefined : `Refused to connect: ${reason}`;
 }
 
@@ -90,11 +96,11 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
  */
 export function guardedLookup(resolve: Resolver) {
   return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
-    resolve(hostname).then(
-      (addresses) => {
+    Promise.all([resolve(hostname), loadIpaddr()]).then(
+      ([addresses, ipaddr]) => {
         if (addresses.length === 0) return callback(Object.assign(new Error(`${hostname} does not resolve`), { code: 'ENOTFOUND' }), '');
         for (const { address } of addresses) {
-          const reason = forbiddenAddressReason(address);
+          const reason = forbiddenAddressReason(ipaddr, address);
           if (reason !== undefined) return callback(new TargetRefusedError(`Refused to connect: ${hostname} resolves to ${reason}`), '');
         }
         if (options.all === true) return callback(null, addresses);
