@@ -28,9 +28,13 @@ export type CountedBy = 'counts' | 'sql' | 'preparing';
 export class SearchCounts {
   private readonly workspaces = new Map<string, WorkspaceCounts>();
   private readonly preparing = new Map<string, Promise<void>>();
+  /** Per workspace, the batch of searches waiting for its lock that a newcomer joins. */
+  private readonly forming = new Map<WorkspaceCounts, Batch>();
   private closed = false;
   /** Totals answered, by how: tests and the bench read these. */
   readonly answered: Record<'counts' | 'sql', number> = { counts: 0, sql: 0 };
+  /** How the counts' answers began: without the workspace's lock (nothing new to apply) or under it. */
+  readonly paths: Record<'lockFree' | 'locked', number> = { lockFree: 0, locked: 0 };
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -53,7 +57,12 @@ export class SearchCounts {
       return { by: this.isPreparing(workspaceId) ? 'preparing' : 'sql' };
     }
     workspace.lastUsed = Date.now();
-    const started = (await this.lockFree(workspace, needs, plan, studyId)) ?? (await this.locked(workspace, needs, plan, studyId));
+    let started = await this.lockFree(workspace, needs, plan, studyId);
+    if (started) this.paths.lockFree++;
+    else {
+      started = await this.locked(workspace, needs, plan, studyId);
+      if (started) this.paths.locked++;
+    }
     let answer: { total: number; page: T } | undefined;
     if (started) {
       const { transaction, columns } = started;
@@ -61,11 +70,11 @@ export class SearchCounts {
         const sqlLeaves = await this.sqlLeaves(transaction, workspace, plan, studyId, columns.slots);
         const total = combine(plan, columns, sqlLeaves).countAnd(columns.domain.bits);
         answer = { total, page: await page(transaction) };
-        await transaction.commit().execute();
       } catch (error) {
-        await transaction.rollback().execute();
+        await started.finish(false);
         throw error;
       }
+      await started.finish(true);
     }
     if (!answer) {
       this.prepare(workspaceId, needs);
@@ -89,7 +98,7 @@ export class SearchCounts {
     try {
       const probe = await workspace.probe(transaction);
       if (!workspace.busy && workspace.version === version && workspace.isAt(probe) && workspace.state(needs) === 'ready') {
-        return { transaction, columns: workspace.evaluateColumns(plan, studyId) };
+        return { transaction, columns: workspace.evaluateColumns(plan, studyId), finish: alone(transaction) };
       }
     } catch (error) {
       await transaction.rollback().execute();
@@ -106,20 +115,42 @@ export class SearchCounts {
    * snapshot is taken by the transaction's first statement, the catch-up, under the lock: the
    * counts stay at that snapshot until the column leaves are read, and the rest (SQL leaves, the
    * page) reads it too.
+   *
+   * The searches that arrive while one waits for the lock join it: one catch-up, in one snapshot
+   * taken after every one of them arrived (so each sees every write committed before it), serves
+   * them all, and they share its transaction. Under a steady stream of writes nearly every search
+   * finds a change to apply; caught up one at a time they queued behind each other's catch-ups
+   * (soak: 97% of searches, 210 ms each at ~110 searches/s beside ~250 writes/s).
    */
   private locked(workspace: WorkspaceCounts, needs: CountNeeds, plan: CountPlan, studyId: string | undefined): Promise<Started | undefined> {
-    return workspace.exclusive(async () => {
-      const transaction = await this.db.startTransaction().setIsolationLevel('repeatable read').execute();
-      try {
-        if (!(await workspace.catchUp(transaction, false)) || workspace.state(needs) !== 'ready') {
-          await transaction.rollback().execute();
-          return undefined;
-        }
-        return { transaction, columns: workspace.evaluateColumns(plan, studyId) };
-      } catch (error) {
-        await transaction.rollback().execute();
-        throw error;
+    return new Promise((resolve, reject) => {
+      const member = { needs, plan, studyId, resolve, reject };
+      const forming = this.forming.get(workspace);
+      if (forming) {
+        forming.members.push(member);
+        return;
       }
+      const batch: Batch = { members: [member] };
+      this.forming.set(workspace, batch);
+      void workspace.exclusive(async () => {
+        // Closed from here: a search arriving now waits for the next catch-up, whose snapshot follows its arrival.
+        if (this.forming.get(workspace) === batch) this.forming.delete(workspace);
+        const { members } = batch;
+        let transaction: ControlledTransaction<DB> | undefined;
+        try {
+          transaction = await this.db.startTransaction().setIsolationLevel('repeatable read').execute();
+          const caughtUp = await workspace.catchUp(transaction, false);
+          const ready = members.filter((one) => caughtUp && workspace.state(one.needs) === 'ready');
+          const finish = ready.length > 0 ? shared(transaction, ready.length) : undefined;
+          if (!finish) await transaction.rollback().execute();
+          const open = transaction;
+          const answers = members.map((one) => (ready.includes(one) ? { transaction: open, columns: workspace.evaluateColumns(one.plan, one.studyId), finish: finish! } : undefined));
+          members.forEach((one, index) => one.resolve(answers[index]));
+        } catch (error) {
+          await transaction?.rollback().execute();
+          for (const one of members) one.reject(error);
+        }
+      });
     });
   }
 
@@ -208,8 +239,37 @@ export class SearchCounts {
 
 /** A count's transaction, at the snapshot its column leaves were read at. */
 interface Started {
-  transaction: ControlledTransaction<DB>;
+  transaction: Kysely<DB>;
   columns: ColumnPhase;
+  /** Ends this count's use of the transaction (committed, or rolled back after an error). */
+  finish(ok: boolean): Promise<void>;
+}
+
+/** Searches waiting for the workspace's lock, to be caught up together (see `locked`). */
+interface Batch {
+  members: { needs: CountNeeds; plan: CountPlan; studyId: string | undefined; resolve(started: Started | undefined): void; reject(error: unknown): void }[];
+}
+
+/**
+ * One read-only transaction several counts use at once (the pg client and PGlite queue their
+ * statements): it ends when the last of them finishes.
+ */
+function shared(transaction: ControlledTransaction<DB>, users: number): (ok: boolean) => Promise<void> {
+  let left = users;
+  let failed = false;
+  return async (ok) => {
+    if (!ok) failed = true;
+    if (--left > 0) return;
+    if (failed) await transaction.rollback().execute();
+    else await transaction.commit().execute();
+  };
+}
+
+function alone(transaction: ControlledTransaction<DB>): (ok: boolean) => Promise<void> {
+  return async (ok) => {
+    if (ok) await transaction.commit().execute();
+    else await transaction.rollback().execute();
+  };
 }
 
 function leavesOf(plan: CountPlan, kind: 'column' | 'sql'): CountPlan[] {

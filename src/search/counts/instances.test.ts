@@ -259,6 +259,31 @@ describe.skipIf(!testDatabaseUrl)('search counts across instances (PostgreSQL)',
     expect(counts.answered.counts - before).toBe(2 * searches());
   });
 
+  it('applies a write once while an open transaction holds xmin back: the next searches read without the lock, and a newer write is still counted', async () => {
+    await warm(a);
+    const counts = countsOf(a);
+    // A transaction with an xid, left open: every snapshot's xmin stays at or below it, so the
+    // writes below sit above the watermark of every catch-up until it ends.
+    const holder = await openDatabase({ databaseUrl: testDatabaseUrl!, poolSize: 1, applicationName: 'counts-xmin-holder' });
+    const held = await holder.db.startTransaction().execute();
+    try {
+      await sql`select pg_current_xact_id()`.execute(held);
+      const before = await total(a, '/people/search', undefined);
+      people.push(await createPerson(a, tenant, { firstName: 'Above the watermark', email: `xmin.${Date.now().toString(36)}@solo.example.test` }));
+      expect(await total(a, '/people/search', undefined)).toBe(before + 1);
+      const paths = { ...counts.paths };
+      for (let search = 0; search < 3; search++) expect(await total(a, '/people/search', undefined)).toBe(before + 1);
+      expect(counts.paths, 'nothing new to apply: no lock').toEqual({ lockFree: paths.lockFree + 3, locked: paths.locked });
+      people.push(await createPerson(a, tenant, { firstName: 'Newer still', email: `xmin2.${Date.now().toString(36)}@solo.example.test` }));
+      expect(await total(a, '/people/search', undefined)).toBe(before + 2);
+      expect(counts.paths.locked, 'the newer write was applied under the lock').toBe(paths.locked + 1);
+      expect(await totals(a)).toEqual(await totals(off));
+    } finally {
+      await held.rollback().execute();
+      await holder.close();
+    }
+  });
+
   it('counts a second study’s participants apart from the first’s', async () => {
     const second = await createStudy(a, tenant, { studyType: 'INTERVIEWS', screener: true, launch: true });
     const e1 = (study: string) => `/studies/${study}/participants/search`;

@@ -41,7 +41,10 @@ const xid = (text: string) => BigInt(text);
 export interface Probe {
   xmin: string;
   pruned: string | null;
+  /** The people of changes since the watermark that the counts do not hold yet. */
   changed: string[];
+  /** Every change visible in the snapshot at or above its xmin (`xid:change_no`), up to CATCH_UP_LIMIT + 1. */
+  recent: string[];
 }
 
 /** The participants of one study that the counts hold, each at a row, by their person's slot. */
@@ -91,6 +94,14 @@ export class WorkspaceCounts {
    * anywhere holds xmin back.)
    */
   private prunedSeen: string | null = null;
+  /**
+   * The changes at or above the watermark that the counts already hold (`xid:change_no`): those
+   * of transactions that had committed by the snapshot the counts were brought to, though younger
+   * than its xmin. A probe leaves them out, so under a steady stream of writes (xmin always just
+   * behind) a count finds nothing new and reads without the lock, instead of applying the same
+   * changes again under it for every search.
+   */
+  private applied: string[] = [];
   slots = 0;
   lastUsed = 0;
   /** Set when catching up would mean a rebuild: searches answer with SQL until a preparation rebuilds. */
@@ -149,7 +160,11 @@ export class WorkspaceCounts {
     return probe.pruned !== null && probe.pruned !== this.prunedSeen && xid(probe.pruned) >= xid(this.watermark!);
   }
 
-  /** The first statement of a count's transaction: its snapshot's xmin, the log's prune horizon, and who changed since the watermark. */
+  /**
+   * The first statement of a count's transaction: its snapshot's xmin, the log's prune horizon,
+   * who changed since the watermark (leaving out the changes already applied), and the changes
+   * that will count as applied once the counts are at this snapshot.
+   */
   async probe(transaction: Kysely<DB>): Promise<Probe> {
     const { rows } = await sql<Probe>`
       select cast(pg_snapshot_xmin(pg_current_snapshot()) as text) as xmin,
@@ -157,9 +172,21 @@ export class WorkspaceCounts {
         array(select distinct changed.person_id
           from search_changes as c, unnest(c.person_ids) as changed(person_id)
           where c.workspace_id = ${this.workspaceId} and c.changed_xid >= cast(${this.watermark ?? '0'} as xid8)
-          limit ${sql.lit(CATCH_UP_LIMIT + 1)}) as changed
+            and not (cast(c.changed_xid as text) || ':' || c.change_no = any (${this.applied}::text[]))
+          limit ${sql.lit(CATCH_UP_LIMIT + 1)}) as changed,
+        array(select cast(c.changed_xid as text) || ':' || c.change_no
+          from search_changes as c
+          where c.workspace_id = ${this.workspaceId} and c.changed_xid >= pg_snapshot_xmin(pg_current_snapshot())
+          limit ${sql.lit(CATCH_UP_LIMIT + 1)}) as recent
     `.execute(transaction);
     return rows[0]!;
+  }
+
+  /** After the counts reached the probe's snapshot: what they hold above its xmin (none, when too many to list). */
+  private holdThrough(probe: Probe): void {
+    this.watermark = probe.xmin;
+    this.prunedSeen = probe.pruned;
+    this.applied = probe.recent.length > CATCH_UP_LIMIT ? [] : probe.recent;
   }
 
   /**
@@ -185,6 +212,8 @@ export class WorkspaceCounts {
       if (!mayRebuild) return false;
       const { xmin, pruned } = await snapshotOf(transaction, this.workspaceId);
       await this.rebuild(transaction, xmin, pruned);
+      // The rebuild's snapshot had no probe: nothing counts as applied above its xmin (applying it again is harmless).
+      this.applied = [];
       return true;
     }
     return this.settle(transaction, await this.probe(transaction), mayRebuild);
@@ -201,10 +230,10 @@ export class WorkspaceCounts {
         return false;
       }
       await this.rebuild(transaction, xmin, pruned);
+      this.holdThrough(probe);
       return true;
     }
-    this.watermark = xmin;
-    this.prunedSeen = pruned;
+    this.holdThrough(probe);
     return true;
   }
 
