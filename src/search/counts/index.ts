@@ -34,7 +34,7 @@ export class SearchCounts {
   /** Totals answered, by how: tests and the bench read these. */
   readonly answered: Record<'counts' | 'sql', number> = { counts: 0, sql: 0 };
   /** How the counts' answers began: without the workspace's lock (nothing new to apply) or under it. */
-  readonly paths: Record<'lockFree' | 'locked', number> = { lockFree: 0, locked: 0 };
+  readonly paths: Record<'lockFree' | 'locked' | 'joined', number> = { lockFree: 0, locked: 0, joined: 0 };
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -128,6 +128,7 @@ export class SearchCounts {
       const forming = this.forming.get(workspace);
       if (forming) {
         forming.members.push(member);
+        this.paths.joined++;
         return;
       }
       const batch: Batch = { members: [member] };
