@@ -73,4 +73,5 @@ export const idPrefixes = {
   webhookEndpoint: 'whe',
   webhookMessage: 'msg',
   webhookAttempt: 'wha',
+  messageTemplate: 'mtp',
 } as const;

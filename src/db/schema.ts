@@ -328,6 +328,7 @@ export interface DB {
   webhook_messages: WebhookMessagesTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  message_templates: MessageTemplatesTable;
 }
 
 export type JobState = 'queued' | 'running' | 'completed' | 'failed';
@@ -618,4 +619,17 @@ export interface WebhookAttemptsTable {
   response_status: number | null;
   response_body: string | null;
   error: string | null;
+}
+
+/** Message templates (src/families/messages/): Liquid source, checked against the variable catalogue when saved. */
+export interface MessageTemplatesTable {
+  workspace_id: string;
+  template_id: string;
+  name: string;
+  subject: string;
+  text_body: string;
+  html_body: string | null;
+  created_by_user_id: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
 }

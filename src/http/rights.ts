@@ -27,6 +27,8 @@ export const allRights = [
   'events:read',
   'webhooks:read',
   'webhooks:write',
+  'messages:read',
+  'messages:write',
   'test-helpers:run',
 ] as const;
 
@@ -65,7 +67,7 @@ export const rightsByRole: Record<UserRole, readonly Right[]> = {
   RESEARCHER: except('properties:write', 'people:delete', 'imports:write', 'webhooks:write'),
   // Integrates systems: manages panel data and studies, but moves no money.
   DEVELOPER: except('incentives:write'),
-  // Helps on studies: notes, participants and screeners, nothing workspace-wide.
+  // Helps on studies: notes, participants and screeners, nothing workspace-wide (message templates are workspace-wide).
   COLLABORATOR: [...readRights, 'studies:write', 'screeners:write', 'participants:write'],
   CUSTOM: readRights,
   OBSERVER: readRights,

@@ -30,6 +30,8 @@ export const idempotencyKeyPaths: ReadonlySet<string> = new Set([
   "/webhook-endpoints/{endpointId}/test",
   "/webhook-endpoints/{endpointId}/messages/{messageId}/resend",
   "/webhook-endpoints/{endpointId}/replay",
+  "/message-templates",
+  "/message-templates/{templateId}/preview",
 ]);
 
 /** Operations (`method path`) whose request body is not JSON, with the media type they take: the client sends such a body as it is. */
@@ -58,4 +60,5 @@ export const pagedOperations = {
   "/webhook-endpoints": "get",
   "/webhook-endpoints/{endpointId}/attempts": "get",
   "/webhook-messages": "get",
+  "/message-templates": "get",
 } as const;
