@@ -24,15 +24,15 @@ function present(row: Pick<MessageTemplateRow, 'template_id' | 'name' | 'subject
 }
 
 /** Parses every field given (subject, text body, HTML body, in that order): the first fault is the 400. */
-function checkSources(sources: Partial<Record<TemplateField, string | null>>): void {
+async function checkSources(sources: Partial<Record<TemplateField, string | null>>): Promise<void> {
   for (const field of ['subject', 'textBody', 'htmlBody'] as const) {
     const source = sources[field];
-    if (typeof source === 'string') parseTemplate(field, source);
+    if (typeof source === 'string') await parseTemplate(field, source);
   }
 }
 
 export async function createTemplate(context: CallContext, body: CreateMessageTemplateBody): Promise<MessageTemplate> {
-  checkSources(body);
+  await checkSources(body);
   const at = context.clock.now().toISOString();
   const row = await queries.insertTemplate(context.db, {
     workspace_id: context.workspaceId,
@@ -65,7 +65,7 @@ export async function listTemplates(context: CallContext, afterTemplateId: strin
 
 /** PATCH: only the fields given change; `htmlBody: null` removes the HTML body. */
 export async function updateTemplate(context: CallContext, templateId: string, body: UpdateMessageTemplateBody): Promise<MessageTemplate> {
-  checkSources(body);
+  await checkSources(body);
   const row = await queries.updateTemplate(context.db, context.workspaceId, templateId, {
     ...(body.name !== undefined ? { name: body.name } : {}),
     ...(body.subject !== undefined ? { subject: body.subject } : {}),
@@ -117,7 +117,7 @@ export async function previewTemplate(context: CallContext, templateId: string, 
   };
   const used = new Set<VariableName>();
   const render = async (field: TemplateField, source: string) => {
-    const { parsed, variables } = parseTemplate(field, source);
+    const { parsed, variables } = await parseTemplate(field, source);
     for (const variable of variables) used.add(variable);
     return renderTemplate(field, parsed, values);
   };

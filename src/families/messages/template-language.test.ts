@@ -9,9 +9,9 @@ const values: TemplateValues = {
   links: { screener: 'https://x.invalid/s', scheduling: 'https://x.invalid/b', unsubscribe: 'https://x.invalid/u' },
 };
 
-function refusal(field: TemplateField, source: string) {
+async function refusal(field: TemplateField, source: string) {
   try {
-    parseTemplate(field, source);
+    await parseTemplate(field, source);
   } catch (error) {
     expect(error).toBeInstanceOf(ApiError);
     return (error as ApiError).items[0]!;
@@ -19,12 +19,12 @@ function refusal(field: TemplateField, source: string) {
   throw new Error(`${source} was accepted`);
 }
 
-const render = (field: TemplateField, source: string) => renderTemplate(field, parseTemplate(field, source).parsed, values);
+const render = async (field: TemplateField, source: string) => renderTemplate(field, (await parseTemplate(field, source)).parsed, values);
 
 describe('the template language', () => {
-  it('accepts every variable of the catalogue and reports those used', () => {
+  it('accepts every variable of the catalogue and reports those used', async () => {
     const source = variableCatalogue.map((variable) => `{{ ${variable.name} }}`).join(' ');
-    expect([...parseTemplate('textBody', source).variables].sort()).toEqual(variableCatalogue.map((variable) => variable.name).sort());
+    expect([...(await parseTemplate('textBody', source)).variables].sort()).toEqual(variableCatalogue.map((variable) => variable.name).sort());
   });
 
   it("accepts the template's own variables (assign, capture, for) and standard filters", async () => {
@@ -38,8 +38,8 @@ describe('the template language', () => {
     ['htmlBody', '<p>\n{% if person %}x{% endif %}</p>', 'person', 'line 2'],
     ['textBody', '{{ links[person.firstName] }}', 'links[person.firstName]', ''],
     ['textBody', '{{ secret }}', 'secret', ''],
-  ] as const)('refuses in %s the unknown variable of %j, naming it and the field', (field, source, variable, where) => {
-    const item = refusal(field, source);
+  ] as const)('refuses in %s the unknown variable of %j, naming it and the field', async (field, source, variable, where) => {
+    const item = await refusal(field, source);
     expect(item.path).toEqual([field]);
     expect(item.message).toContain(`unknown variable ${variable}`);
     expect(item.message).toContain(where);
@@ -54,8 +54,8 @@ describe('the template language', () => {
     ['include, which would read a file', '{% include "/etc/passwd" %}'],
     ['render', '{% render "other" %}'],
     ['layout', '{% layout "base" %}'],
-  ])('refuses %s as a syntax error of the field', (_case, source) => {
-    const item = refusal('htmlBody', source);
+  ])('refuses %s as a syntax error of the field', async (_case, source) => {
+    const item = await refusal('htmlBody', source);
     expect(item.path).toEqual(['htmlBody']);
     expect(item.message).toMatch(/^htmlBody is not a valid template: /);
   });

@@ -1,4 +1,4 @@
-import { Liquid, type Template } from 'liquidjs';
+import type { Liquid, Template } from 'liquidjs';
 import { badRequest } from '../../http/errors.js';
 
 /**
@@ -49,8 +49,8 @@ export type TemplateField = 'subject' | 'textBody' | 'htmlBody';
 /** Limits of a template's source, enforced by the request schemas (characters). */
 export const sourceLengthMax: Record<TemplateField, number> = { subject: 500, textBody: 50_000, htmlBody: 200_000 };
 
-function engine(escapeOutput: boolean): Liquid {
-  const liquid = new Liquid({
+function engine(Engine: typeof Liquid, escapeOutput: boolean): Liquid {
+  const liquid = new Engine({
     // An in-memory file system with no files: nothing on disk is ever read.
     templates: {},
     strictFilters: true,
@@ -67,8 +67,13 @@ function engine(escapeOutput: boolean): Liquid {
   return liquid;
 }
 
-const engines = { text: engine(false), html: engine(true) };
-const engineOf = (field: TemplateField) => (field === 'htmlBody' ? engines.html : engines.text);
+/** LiquidJS (a few MiB resident) loads with the first template parsed, not at the service's start. */
+let engines: Promise<{ text: Liquid; html: Liquid }> | undefined;
+const engineOf = async (field: TemplateField) => {
+  engines ??= import('liquidjs').then(({ Liquid }) => ({ text: engine(Liquid, false), html: engine(Liquid, true) }));
+  const loaded = await engines;
+  return field === 'htmlBody' ? loaded.html : loaded.text;
+};
 
 /** LiquidJS ends its messages with ", line:1, col:5" (and the source line): kept as "(line 1, column 5)". */
 function describeLiquidError(error: unknown): string {
@@ -81,8 +86,8 @@ function describeLiquidError(error: unknown): string {
  * Parses one field's source and checks every outside variable against the catalogue; a syntax
  * error or an unknown variable is a 400 whose path names the field.
  */
-export function parseTemplate(field: TemplateField, source: string): { parsed: Template[]; variables: Set<VariableName> } {
-  const liquid = engineOf(field);
+export async function parseTemplate(field: TemplateField, source: string): Promise<{ parsed: Template[]; variables: Set<VariableName> }> {
+  const liquid = await engineOf(field);
   let parsed: Template[];
   try {
     parsed = liquid.parse(source);
@@ -114,7 +119,7 @@ export function parseTemplate(field: TemplateField, source: string): { parsed: T
 /** Renders a field checked by parseTemplate; the HTML body escapes every value it outputs. */
 export async function renderTemplate(field: TemplateField, parsed: Template[], values: TemplateValues): Promise<string> {
   try {
-    return await engineOf(field).render(parsed, values);
+    return await (await engineOf(field)).render(parsed, values);
   } catch (error) {
     // A limit reached, or a filter refusing its input (`divided_by: 0`): the template's fault, not the service's.
     throw badRequest(`${field} could not be rendered: ${describeLiquidError(error)}`, [field]);
