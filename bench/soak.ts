@@ -2,7 +2,7 @@ import { execFileSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { freePort, startReadyProcess, stopProcess } from './lib/compiled-server.js';
+import { startBenchService, stopProcess } from './lib/compiled-server.js';
 import { processMemory } from './lib/memory.js';
 import { dropPostgresDatabase, recreatePostgresDatabase, storeEnv } from './lib/store.js';
 import { formatTable } from './lib/table.js';
@@ -97,25 +97,12 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
 
   const store = await recreatePostgresDatabase(DATABASE);
-  const env: NodeJS.ProcessEnv = {
-    ...storeEnv(store),
-    DATA_DIR: '',
-    REDIS_URL: '',
-    RATE_LIMIT_MAX: '100000000',
-    // Imports start within a second rather than within the default 5 s poll.
-    JOB_POLL_SECONDS: '1',
-    TEST_HELPERS: '',
-  };
-  const port = await freePort();
   let server: ChildProcess | undefined;
   try {
-    server = (await startReadyProcess(env, port)).child;
-    const created = execFileSync(process.execPath, ['dist/cli.js', 'workspace', 'create', '--name', 'Soak bench', '--email', 'soak@example.org'], {
-      cwd: root,
-      env: { ...process.env, ...env },
-      encoding: 'utf8',
-    });
-    const { token } = JSON.parse(created) as { token: string };
+    // Imports start within a second rather than within the default 5 s poll.
+    const service = await startBenchService({ ...storeEnv(store), JOB_POLL_SECONDS: '1' }, 'Soak bench');
+    server = service.child;
+    const { port, token } = service;
     const recorder = new Recorder();
     const base = `http://127.0.0.1:${port}/v1`;
 

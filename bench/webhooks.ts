@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { Agent, request } from 'undici';
-import { freePort, startReadyProcess, stopProcess } from './lib/compiled-server.js';
+import { startBenchService, stopProcess } from './lib/compiled-server.js';
 import { dropPostgresDatabase, recreatePostgresDatabase, storeEnv } from './lib/store.js';
 import { formatTable } from './lib/table.js';
 import { type BenchOptions, type BenchResult, flagNumber } from './lib/types.js';
@@ -66,26 +66,12 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         });
 
   const store = await recreatePostgresDatabase(DATABASE);
-  const env: NodeJS.ProcessEnv = {
-    ...storeEnv(store),
-    DATA_DIR: '',
-    REDIS_URL: '',
-    RATE_LIMIT_MAX: '100000000',
-    TEST_HELPERS: '',
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'on',
-    WEBHOOK_ALLOW_HTTP: 'on',
-  };
-  const port = await freePort();
   let server: ChildProcess | undefined;
   const pool = new pg.Pool({ connectionString: store.kind === 'postgres' ? store.databaseUrl : '', max: 2 });
   try {
-    server = (await startReadyProcess(env, port)).child;
-    const created = execFileSync(process.execPath, ['dist/cli.js', 'workspace', 'create', '--name', 'Webhooks bench', '--email', 'webhooks@example.org'], {
-      cwd: root,
-      env: { ...process.env, ...env },
-      encoding: 'utf8',
-    });
-    const { token, workspaceId } = JSON.parse(created) as { token: string; workspaceId: string };
+    const started = await startBenchService({ ...storeEnv(store), WEBHOOK_ALLOW_PRIVATE_TARGETS: 'on', WEBHOOK_ALLOW_HTTP: 'on' }, 'Webhooks bench');
+    server = started.child;
+    const { port, token, workspaceId } = started;
     const base = `http://127.0.0.1:${port}/v1`;
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const post = async (method: string, url: string, body: unknown) => {

@@ -1,8 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
-export { freePort } from '../../test/processes.js';
+import { freePort } from '../../test/processes.js';
+
+export { freePort };
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -41,4 +43,28 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
   const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
   await exited;
   clearTimeout(killer);
+}
+
+/**
+ * The benches' PostgreSQL service: the compiled server on `env` (a database of the bench's own,
+ * no Redis, a rate limit no load reaches, no test helpers, plus the bench's settings), with a
+ * workspace made by the CLI on the same database. Stop `child` with stopProcess.
+ */
+export async function startBenchService(env: NodeJS.ProcessEnv, workspaceName: string): Promise<{ child: ChildProcess; port: number; token: string; workspaceId: string }> {
+  const serverEnv: NodeJS.ProcessEnv = { DATA_DIR: '', REDIS_URL: '', RATE_LIMIT_MAX: '100000000', TEST_HELPERS: '', ...env };
+  const port = await freePort();
+  const { child } = await startReadyProcess(serverEnv, port);
+  try {
+    const email = `${workspaceName.toLowerCase().replaceAll(/\W+/g, '-')}@example.org`;
+    const created = execFileSync(process.execPath, ['dist/cli.js', 'workspace', 'create', '--name', workspaceName, '--email', email], {
+      cwd: root,
+      env: { ...process.env, ...serverEnv },
+      encoding: 'utf8',
+    });
+    const { token, workspaceId } = JSON.parse(created) as { token: string; workspaceId: string };
+    return { child, port, token, workspaceId };
+  } catch (error) {
+    await stopProcess(child);
+    throw error;
+  }
 }

@@ -70,6 +70,11 @@ describe('incentive expiry', () => {
     expect(await incentiveStatus(service, tenant, after)).toBe('EXPIRED');
     // Expired through the provider: its order was voided first, so no one can claim it any more.
     expect(await incentiveRow(service, tenant, after)).toMatchObject({ expired_at: expect.any(String), provider_state: 'VOIDED', void_purpose: 'EXPIRE' });
+    // The expiry is a webhook event too, written with it (src/families/webhooks/).
+    const events = await service.deps.db.selectFrom('webhook_messages').select('payload').where('workspace_id', '=', tenant.workspaceId).where('event_type', '=', 'incentive.status_changed').execute();
+    expect(events.map((event) => (event.payload as { data: object }).data)).toContainEqual(
+      expect.objectContaining({ incentiveId: after, from: 'UNCLAIMED', to: 'EXPIRED', failureReason: null }),
+    );
     expect(await incentiveStatus(service, tenant, before)).toBe('UNCLAIMED');
     expect(await incentiveStatus(service, tenant, claimed)).toBe('CLAIMED');
     expect(await incentiveStatus(service, tenant, custom)).toBe('SENT');

@@ -5,7 +5,7 @@ import type { DB } from '../../db/schema.js';
 import { idPrefixes, newId } from '../../ids.js';
 import { type AttemptOutcome, claimDueDeliveries, type ClaimedDelivery, recordOutcomes } from './queries.js';
 import { failingDaysBeforeDisabling, retryDelaySeconds } from './schedule.js';
-import type { SecretBox } from './secrets.js';
+import { type SecretBox, signingSecrets } from './secrets.js';
 import type { WebhookSender } from './sender.js';
 
 export interface DispatcherLogger {
@@ -171,10 +171,7 @@ export class WebhookDispatcher {
   }
 
   private async attempt(delivery: ClaimedDelivery, attemptedAt: string): Promise<AttemptOutcome> {
-    const secrets = [this.options.secrets.open(delivery.secret_ciphertext)];
-    if (delivery.previous_secret_ciphertext !== null && delivery.previous_secret_expires_at !== null && delivery.previous_secret_expires_at > attemptedAt) {
-      secrets.push(this.options.secrets.open(delivery.previous_secret_ciphertext));
-    }
+    const secrets = signingSecrets(this.options.secrets, delivery, attemptedAt);
     // jsonb keeps keys in its own order: the body goes out in the documented one (type, timestamp, data), as the test send and GET show it.
     const { type, timestamp, data } = delivery.payload as { type: string; timestamp: string; data: unknown };
     const result = await this.options.sender.send(delivery.url, secrets, { messageId: delivery.message_id, body: JSON.stringify({ type, timestamp, data }) });

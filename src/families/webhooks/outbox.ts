@@ -37,5 +37,13 @@ export async function recordEvents(transaction: Kysely<DB>, workspaceId: string,
     cross join unnest(${messageIds}::text[], ${events.map((event) => event.type)}::text[]) as m (message_id, event_type)
     where e.workspace_id = ${workspaceId} and e.enabled and (cardinality(e.event_types) = 0 or m.event_type = any (e.event_types))
   `.execute(transaction);
-  if ((queued.numAffectedRows ?? 0n) > 0n) await sql`select pg_notify(${deliveriesChannel}, '')`.execute(transaction);
+  if ((queued.numAffectedRows ?? 0n) > 0n) await notifyDispatchers(transaction);
+}
+
+/**
+ * Wakes the dispatchers of every instance once the caller's transaction commits (NOTIFY is held
+ * until then, and dropped by a rollback); outside a transaction, at once.
+ */
+export async function notifyDispatchers(db: Kysely<DB>): Promise<void> {
+  await sql`select pg_notify(${deliveriesChannel}, '')`.execute(db);
 }

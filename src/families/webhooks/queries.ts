@@ -1,6 +1,6 @@
 import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
 import type { DB, WebhookAttemptTrigger, WebhookEndpointsTable, WebhookMessagesTable } from '../../db/schema.js';
-import { deliveriesChannel } from './outbox.js';
+import { notifyDispatchers } from './outbox.js';
 
 type Executor = Kysely<DB>;
 
@@ -293,14 +293,10 @@ export async function queueByHand(
       set state = 'PENDING', attempt_count = 0, trigger = 'MANUAL', next_attempt_at = excluded.next_attempt_at, last_attempt_at = null
   `.execute(db);
   const queued = Number(result.numAffectedRows ?? 0n);
-  if (queued > 0) await sql`select pg_notify(${deliveriesChannel}, '')`.execute(db);
+  if (queued > 0) await notifyDispatchers(db);
   return queued;
 }
 
-/** Wakes the dispatchers of every instance (after an endpoint is enabled again). */
-export async function notifyDispatchers(db: Executor): Promise<void> {
-  await sql`select pg_notify(${deliveriesChannel}, '')`.execute(db);
-}
 
 /** Messages and attempts older than the retention; their deliveries go with them. */
 export async function pruneHistory(db: Executor, olderThan: string, scope: { workspaceId?: string | undefined }): Promise<number> {

@@ -43,3 +43,22 @@ export class SecretBox {
 export function newSigningSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
+
+/** An endpoint's stored secrets: the current one, and the one a rotation replaced with the time it stops signing. */
+export interface StoredSecrets {
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: string | null;
+}
+
+/** Whether the secret a rotation replaced still signs at `at` (ISO 8601). */
+export function previousStillSigns(stored: StoredSecrets, at: string): boolean {
+  return stored.previous_secret_ciphertext !== null && stored.previous_secret_expires_at !== null && stored.previous_secret_expires_at > at;
+}
+
+/** The secrets that sign a delivery made at `at`: the current one, and the replaced one during its 24 hours. */
+export function signingSecrets(box: SecretBox, stored: StoredSecrets, at: string): string[] {
+  const secrets = [box.open(stored.secret_ciphertext)];
+  if (previousStillSigns(stored, at)) secrets.push(box.open(stored.previous_secret_ciphertext!));
+  return secrets;
+}

@@ -4,12 +4,13 @@ import { inTransaction } from '../../db/transaction.js';
 import { badRequest, notFound } from '../../http/errors.js';
 import { idPrefixes, newId } from '../../ids.js';
 import { eventBody, eventCatalogue, type EventType } from './events.js';
+import { notifyDispatchers } from './outbox.js';
 import * as queries from './queries.js';
 import type { EndpointRow } from './queries.js';
 import type { Webhooks } from './runtime.js';
 import type { CreateWebhookEndpointBody, ReplayBody, UpdateWebhookEndpointBody, WebhookEndpoint } from './schemas.js';
 import { failingDaysBeforeDisabling } from './schedule.js';
-import { newSigningSecret } from './secrets.js';
+import { newSigningSecret, previousStillSigns, signingSecrets } from './secrets.js';
 import { checkTargetUrl } from './targets.js';
 
 export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId'>;
@@ -27,7 +28,7 @@ function present(row: EndpointRow, at: string): WebhookEndpoint {
     eventTypes: row.event_types as WebhookEndpoint['eventTypes'],
     enabled: row.enabled,
     disabledReason: row.disabled_reason,
-    previousSecretExpiresAt: row.previous_secret_expires_at !== null && row.previous_secret_expires_at > at ? row.previous_secret_expires_at : null,
+    previousSecretExpiresAt: previousStillSigns(row, at) ? row.previous_secret_expires_at : null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -85,7 +86,7 @@ export async function updateEndpoint(context: CallContext, webhooks: Webhooks, e
     updated_at: at,
   });
   if (!row) throw notFound('Webhook endpoint', ['endpointId']);
-  if (body.enabled === true) await queries.notifyDispatchers(context.db);
+  if (body.enabled === true) await notifyDispatchers(context.db);
   return present(row, at);
 }
 
@@ -121,9 +122,7 @@ export async function testEndpoint(context: CallContext, webhooks: Webhooks, end
   const messageId = newId(idPrefixes.webhookMessage);
   const body = eventBody({ type: 'webhook.test', data: { endpointId, message: 'A test event: your endpoint received it.' } }, at);
   await queries.insertMessage(context.db, { workspace_id: context.workspaceId, message_id: messageId, event_type: 'webhook.test', occurred_at: at, payload: JSON.stringify(body) });
-  const secrets = [webhooks.secrets.open(row.secret_ciphertext)];
-  if (row.previous_secret_ciphertext !== null && row.previous_secret_expires_at !== null && row.previous_secret_expires_at > at) secrets.push(webhooks.secrets.open(row.previous_secret_ciphertext));
-  const result = await webhooks.sender.send(row.url, secrets, { messageId, body: JSON.stringify(body) });
+  const result = await webhooks.sender.send(row.url, signingSecrets(webhooks.secrets, row, at), { messageId, body: JSON.stringify(body) });
   const attemptId = newId(idPrefixes.webhookAttempt);
   await queries.recordOutcomes(context.db, [{ workspaceId: context.workspaceId, endpointId, messageId, attemptId, trigger: 'TEST', attemptedAt: at, ...result }], failingDaysBeforeDisabling * 86_400);
   return { attemptId, endpointId, messageId, trigger: 'TEST' as const, attemptedAt: at, ...result };
