@@ -50,6 +50,9 @@ import { testHelperRoutes } from './families/test-helpers/routes.js';
 import { webhooksRoutes } from './families/webhooks/routes.js';
 import { messagesRoutes } from './families/messages/routes.js';
 import { messageSchemas } from './families/messages/schemas.js';
+import { messageSendingRoutes } from './families/messages/send-routes.js';
+import { sendingSchemas } from './families/messages/send-schemas.js';
+import { Mail } from './families/messages/runtime.js';
 import { Webhooks } from './families/webhooks/runtime.js';
 import { webhookDocumentation, webhookSchemas } from './families/webhooks/schemas.js';
 import type { Resolver } from './families/webhooks/targets.js';
@@ -80,6 +83,8 @@ export interface BuildOptions {
   webhookResolver?: Resolver;
   /** The webhook dispatcher's poll (tests lengthen it); otherwise 1 s. */
   webhookPollMs?: number;
+  /** The mail dispatcher's poll (tests lengthen it); otherwise 1 s. */
+  mailPollMs?: number;
 }
 
 export interface Service {
@@ -89,6 +94,8 @@ export interface Service {
   jobs: JobRunner;
   /** Webhook delivery: sends when config.webhookDelivery is on; webhooks.dispatcher.runDue() on demand (tests). */
   webhooks: Webhooks;
+  /** Mail: sends when SMTP is configured and config.mailDelivery is on; mail.dispatcher.runDue() on demand (tests). */
+  mail: Mail;
   /** Stops accepting requests, lets in-flight ones finish, then closes connections. */
   close(): Promise<void>;
 }
@@ -177,7 +184,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter });
   if (config.rowLevelSecurity) installTenantScope(app);
@@ -199,6 +206,8 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   const jobs = new JobRunner({ db: deps.db, clock: deps.clock, log: app.log });
   const webhooks = await Webhooks.open({ db: deps.db, clock: deps.clock, config, log: app.log, listen: database.listen, resolve: options.webhookResolver, pollMs: options.webhookPollMs });
   webhooks.dispatcher.onRecorded((report) => metrics.countWebhookAttempts(report));
+  const mail = await Mail.open({ db: deps.db, clock: deps.clock, config, log: app.log, listen: database.listen, pollMs: options.mailPollMs });
+  mail.dispatcher?.onRecorded((report) => metrics.countMailAttempts({ sent: report.sent, retrying: report.retrying, failed: report.failed, not_sent: report.notSent }));
   registerHousekeepingJobs(jobs, deps);
   registerFamilyJobs(jobs, deps);
 
@@ -222,7 +231,8 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       await v1.register(incentivesSearchRoutes, { deps });
       await v1.register(webhooksRoutes, { deps, webhooks });
       await v1.register(messagesRoutes, { deps });
-      if (config.testHelpers) await v1.register(testHelperRoutes, { deps, jobs, webhooks, prefix: '/test-helpers' });
+      await v1.register(messageSendingRoutes, { deps, mail });
+      if (config.testHelpers) await v1.register(testHelperRoutes, { deps, jobs, webhooks, mail, prefix: '/test-helpers' });
     },
     { prefix: apiPrefix },
   );
@@ -231,6 +241,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   await app.ready();
   if (config.jobs) jobs.start(config.jobPollSeconds);
   if (config.webhookDelivery) await webhooks.start();
+  if (config.mailDelivery) await mail.start();
   if (!sharedLimits) app.log.warn('Redis is not reachable yet: rate limits are counted in process until it is');
 
   let closing: Promise<void> | undefined;
@@ -240,6 +251,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       try {
         await jobs.stop();
         await webhooks.stop();
+        await mail.stop();
         await app.close();
         await deps.counts?.close();
         await limiter.close();
@@ -250,5 +262,5 @@ export async function buildService(options: BuildOptions): Promise<Service> {
     })();
     return closing;
   };
-  return { app, deps, jobs, webhooks, close };
+  return { app, deps, jobs, webhooks, mail, close };
 }

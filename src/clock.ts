@@ -25,3 +25,15 @@ export function createClock(): Clock {
 export function plusSeconds(at: Date, seconds: number): string {
   return new Date(at.getTime() + seconds * 1000).toISOString();
 }
+
+/**
+ * The delay before the next try after try `attemptNumber` (1 for the first) failed, from a
+ * schedule of base delays, each stretched or shrunk by up to 10% at random so that work failed
+ * together does not return together; undefined when that was the schedule's last try. Webhook
+ * deliveries and mail share this rule, each with its own schedule.
+ */
+export function jitteredDelaySeconds(schedule: readonly number[], attemptNumber: number, random: () => number = Math.random): number | undefined {
+  const base = schedule[attemptNumber - 1];
+  if (base === undefined) return undefined;
+  return base * (0.9 + 0.2 * random());
+}

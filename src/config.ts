@@ -36,6 +36,23 @@ const ConfigSchema = Type.Object({
   webhookTimeoutMs: Type.Integer({ minimum: 100, maximum: 60_000 }),
   /** The key that encrypts webhook signing secrets at rest: 32 bytes in base64. Without one, a key kept in the database. */
   secretsKey: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$' })),
+  /** The SMTP server messages are sent through; without one, messages are recorded NOT_SENT (README, Messages). */
+  smtpHost: Type.Optional(Type.String({ minLength: 1 })),
+  smtpPort: Type.Integer({ minimum: 1, maximum: 65535 }),
+  /** `starttls`: plain connection upgraded, and TLS required; `tls`: TLS from the first byte (port 465); `none`: no TLS (loopback relays and tests only). */
+  smtpSecurity: Type.Union([Type.Literal('starttls'), Type.Literal('tls'), Type.Literal('none')]),
+  smtpUser: Type.Optional(Type.String({ minLength: 1 })),
+  smtpPassword: Type.Optional(Type.String({ minLength: 1 })),
+  /** The From address of every message (`Name <address>` or an address). */
+  mailFrom: Type.Optional(Type.String({ minLength: 3 })),
+  /** SMTP connections kept open per instance. */
+  smtpPoolSize: Type.Integer({ minimum: 1, maximum: 100 }),
+  /** How long one SMTP connection, greeting or command may take. */
+  smtpTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000 }),
+  /** Messages a workspace may have attempted per minute (all instances together). */
+  mailRatePerMinute: Type.Integer({ minimum: 1 }),
+  /** This instance sends queued messages (woken by each commit that queues one, and polling each second). */
+  mailDelivery: Type.Boolean(),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -106,6 +123,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     webhookAllowHttp: onOff('WEBHOOK_ALLOW_HTTP', env.WEBHOOK_ALLOW_HTTP, false),
     webhookTimeoutMs: integer(env.WEBHOOK_TIMEOUT_MS, 10_000),
     secretsKey: blankToUndefined(env.SECRETS_KEY),
+    smtpHost: blankToUndefined(env.SMTP_HOST),
+    smtpPort: integer(env.SMTP_PORT, env.SMTP_SECURITY === 'tls' ? 465 : 587),
+    smtpSecurity: oneOf('SMTP_SECURITY', env.SMTP_SECURITY, ['starttls', 'tls', 'none'] as const, 'starttls'),
+    smtpUser: blankToUndefined(env.SMTP_USER),
+    smtpPassword: blankToUndefined(env.SMTP_PASSWORD),
+    mailFrom: blankToUndefined(env.MAIL_FROM),
+    smtpPoolSize: integer(env.SMTP_POOL_SIZE, 5),
+    smtpTimeoutMs: integer(env.SMTP_TIMEOUT_MS, 30_000),
+    mailRatePerMinute: integer(env.MAIL_RATE_PER_MINUTE, 600),
+    mailDelivery: onOff('MAIL_DELIVERY', env.MAIL_DELIVERY, true),
     ...overrides,
   };
   for (const key of Object.keys(candidate) as (keyof Config)[]) {
@@ -115,5 +142,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (firstError) {
     throw new ConfigError(`Invalid configuration ${firstError.path.slice(1)}: ${firstError.message}`);
   }
+  if (candidate.smtpHost !== undefined) {
+    // Every message carries its From address and an absolute unsubscribe link: without them nothing could be sent honestly.
+    if (candidate.mailFrom === undefined) throw new ConfigError('Invalid configuration MAIL_FROM: required with SMTP_HOST');
+    if (candidate.publicUrl === undefined) throw new ConfigError('Invalid configuration PUBLIC_URL: required with SMTP_HOST (every message carries an absolute unsubscribe link)');
+  }
+  if ((candidate.smtpUser === undefined) !== (candidate.smtpPassword === undefined)) throw new ConfigError('Invalid configuration SMTP_USER: SMTP_USER and SMTP_PASSWORD go together');
   return candidate;
 }

@@ -40,6 +40,8 @@ export interface CallContext {
   canReadPersonalData: boolean;
   canReadScreeners: boolean;
   counts?: SearchCounts | undefined;
+  /** SMTP_HOST is set: messages are queued for sending; otherwise recorded NOT_SENT. */
+  smtpConfigured?: boolean;
 }
 
 export function callContext(deps: ServiceDeps, principal: Principal): CallContext {
@@ -51,6 +53,7 @@ export function callContext(deps: ServiceDeps, principal: Principal): CallContex
     canReadPersonalData: principal.canReadPersonalData,
     canReadScreeners: principal.canReadScreeners,
     counts: deps.counts,
+    smtpConfigured: deps.config.smtpHost !== undefined,
   };
 }
 

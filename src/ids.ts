@@ -74,4 +74,6 @@ export const idPrefixes = {
   webhookMessage: 'msg',
   webhookAttempt: 'wha',
   messageTemplate: 'mtp',
+  message: 'eml',
+  messageEvent: 'eme',
 } as const;

@@ -329,6 +329,8 @@ export interface DB {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   message_templates: MessageTemplatesTable;
+  messages: MessagesTable;
+  message_events: MessageEventsTable;
 }
 
 export type JobState = 'queued' | 'running' | 'completed' | 'failed';
@@ -632,4 +634,48 @@ export interface MessageTemplatesTable {
   created_by_user_id: string;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+export type MessageStatus = 'QUEUED' | 'SENT' | 'FAILED' | 'NOT_SENT';
+/** What sent a message: a send to participants, or a participant's move that reaches out. */
+export type MessageOrigin = 'SEND' | 'INVITED' | 'SCREENER_SENT';
+export type MessageEventType = 'SENT' | 'RETRYING' | 'FAILED' | 'NOT_SENT' | 'UNSUBSCRIBED';
+
+export interface MessagesTable {
+  workspace_id: string;
+  message_id: string;
+  person_id: string;
+  study_id: string | null;
+  participant_id: string | null;
+  template_id: string;
+  template_name: string;
+  origin: MessageOrigin;
+  counts_as_contact: boolean;
+  status: MessageStatus;
+  not_sent_reason: string | null;
+  attempt_count: ColumnType<number, number | undefined, number>;
+  next_attempt_at: Timestamp | null;
+  last_attempt_at: Timestamp | null;
+  last_error: string | null;
+  last_smtp_code: number | null;
+  queued_at: Timestamp;
+  sent_at: Timestamp | null;
+  failed_at: Timestamp | null;
+  unsubscribed_at: Timestamp | null;
+  recipient_email: string | null;
+  subject: string | null;
+  text_body: string | null;
+  html_body: string | null;
+  smtp_message_id: string | null;
+  created_by_user_id: string;
+}
+
+export interface MessageEventsTable {
+  workspace_id: string;
+  event_id: string;
+  message_id: string;
+  occurred_at: Timestamp;
+  type: MessageEventType;
+  smtp_code: number | null;
+  detail: string | null;
 }

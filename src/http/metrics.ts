@@ -54,6 +54,7 @@ export class ServiceMetrics {
   readonly importRows: Counter<'outcome'>;
   readonly rateLimitRefusals: Counter<'reason'>;
   readonly webhookAttempts: Counter<'outcome'>;
+  readonly mailAttempts: Counter<'outcome'>;
   private readonly stopListening: () => void;
   private readonly jobGauges: { jobs: Gauge<'queue' | 'state'>; oldest: Gauge<'queue'> };
   /** The job figures of the scrape under way: both job gauges' collect() share one query. */
@@ -82,6 +83,12 @@ export class ServiceMetrics {
     this.webhookAttempts = new Counter({
       name: `${METRIC_PREFIX}webhook_attempts_total`,
       help: 'Webhook delivery attempts this instance made and recorded: succeeded (a 2xx) or failed (anything else, no answer, a refused address).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.mailAttempts = new Counter({
+      name: `${METRIC_PREFIX}mail_attempts_total`,
+      help: 'Messages this instance tried to send and recorded: sent (SMTP accepted), retrying (a temporary failure), failed (refused for good or retries spent), not_sent (never handed to SMTP: the person opted out, was deleted or became unreachable meanwhile).',
       labelNames: ['outcome'],
       registers,
     });
@@ -120,6 +127,10 @@ export class ServiceMetrics {
   countWebhookAttempts(attempts: { succeeded: number; failed: number }): void {
     if (attempts.succeeded > 0) this.webhookAttempts.inc({ outcome: 'succeeded' }, attempts.succeeded);
     if (attempts.failed > 0) this.webhookAttempts.inc({ outcome: 'failed' }, attempts.failed);
+  }
+
+  countMailAttempts(attempts: Partial<Record<'sent' | 'retrying' | 'failed' | 'not_sent', number>>): void {
+    for (const [outcome, count] of Object.entries(attempts)) if (count > 0) this.mailAttempts.inc({ outcome }, count);
   }
 
   countRateLimitRefusal(reason: string): void {

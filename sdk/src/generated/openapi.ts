@@ -753,7 +753,7 @@ export interface paths {
          * Update a participant
          * @description Only the fields given change; giving a field the value it has changes nothing. Each real change of `status`, `approvalStatus` or `screenerState` is recorded as a participant status event (one per field), in the same transaction. A move the rules below do not allow is refused with 409, `path` naming the field; then nothing of the request is applied.
          *
-         *     Side effects: INVITED sets invitedToStudyAt the first time and, like SCREENER_SENT, records a contact (the person's LAST_CONTACT_DATE); SCREENER_SENT sets screenerSentAt; SUBMITTED sets screenerResponseDate; APPROVED sets approvedAt; COMPLETED sets the completion time once (testCompletedAt given or stored, else interviewStartTime in an interview study, else now) and, in an unmoderated test or survey, testCompletedAt to now when it has none; NO_SHOW counts a missed session; `note` records the caller as its author; `consentFormSubmitted: true` records the consent once.
+         *     Side effects: INVITED sets invitedToStudyAt the first time and, like SCREENER_SENT, records a contact (the person's LAST_CONTACT_DATE); SCREENER_SENT sets screenerSentAt; SUBMITTED sets screenerResponseDate; APPROVED sets approvedAt; COMPLETED sets the completion time once (testCompletedAt given or stored, else interviewStartTime in an interview study, else now) and, in an unmoderated test or survey, testCompletedAt to now when it has none; NO_SHOW counts a missed session; `note` records the caller as its author; `consentFormSubmitted: true` records the consent once; `sendMessage` sends a message template with a move to INVITED or SCREENER_SENT, in the same transaction.
          *
          *     The values of `status`, `approvalStatus` and `screenerState`, what each means and which changes are allowed, are in the descriptions of those fields. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
          *
@@ -1406,6 +1406,100 @@ export interface paths {
          *     Requires the right `messages:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
          */
         post: operations["previewMessageTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/studies/{studyId}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a message to a study's participants
+         * @description Sends the template to participants of the study chosen by id (`participantIds`) or by the filter language (`filter`), one message each. People who opted out, were deleted, are UNREACHABLE or have no address are never sent to: `skipped` counts them by reason. The messages are recorded in one transaction with the request (the outbox) and sent in the background through SMTP, rendered for each person as they go; GET /messages shows each one and what became of it. Each carries a signed one-click unsubscribe link (in the body, and the List-Unsubscribe and List-Unsubscribe-Post headers of RFC 8058).
+         *
+         *     Without SMTP configured (SMTP_HOST) nothing is sent: the messages are recorded NOT_SENT, and the answer says so (`notSent`, `notSentReason`). Sending is limited per workspace (MAIL_RATE_PER_MINUTE attempts a minute, default 600): beyond it messages wait in the queue. A temporary failure (an SMTP 4xx, no connection, a timeout, refused credentials) is tried again after 1 min, 5 min, 15 min, 1 h, 3 h, 6 h, 12 h (each ±10% at random): 8 attempts in all, then FAILED. A 5xx refusal is final at once; a 5xx refusal of the recipient address (at RCPT TO: 550 user unknown, …) also marks the person UNREACHABLE (one such hard bounce is enough), and unreachable people are not sent to again.
+         *
+         *     A template that uses `links.screener` or `links.scheduling` (not served yet) is refused (400, path ["templateId"]). A delivered message counts as a contact of the person (LAST_CONTACT_DATE, TOTAL_NUMBER_OF_CONTACT*).
+         *
+         *     Requires the right `messages:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         */
+        post: operations["sendMessages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List messages
+         * @description Messages of the workspace in the order they were requested, keyset-paged (pass `pageInfo.endCursor` as `startCursor`), optionally of one study, one person or one status. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
+         *
+         *     Requires the right `messages:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         */
+        get: operations["listMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/messages/{messageId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a message
+         * @description The message with what was sent (subject and bodies as rendered, once sent) and its history. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***". The rendered subject and bodies are masked whole ("***") without the personal-data right.
+         *
+         *     Requires the right `messages:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         */
+        get: operations["getMessage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/unsubscribe/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The unsubscribe page of a message (public, no token)
+         * @description Where the unsubscribe link of a message leads a person: a page with one button that unsubscribes them (a POST to the same link). Following the link changes nothing by itself, as RFC 8058 asks, since mail scanners follow links.
+         */
+        get: operations["showUnsubscribe"];
+        put?: never;
+        /**
+         * Unsubscribe, one click (public, no token)
+         * @description RFC 8058's one-click unsubscribe: what a mail client posts to the List-Unsubscribe URL of a message (`List-Unsubscribe=One-Click`), and what the unsubscribe page's button posts. It opts the person out, exactly as PUT /people/{personId}/opted-out does (contact status OPTED_OUT, the `person.opted_out` webhook event), and records an UNSUBSCRIBED event on the message. Following it again changes nothing and answers the same. The link is signed (HMAC) by the service: a forged or altered one is a 404 and changes nothing.
+         */
+        post: operations["unsubscribe"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2224,7 +2318,7 @@ export interface components {
          *     | IMPORT_SOURCE | text | how the person came in by import (CSV_IMPORT for a CSV file) |
          *     | IMPORT_DATE | date-time | when an import last wrote the person |
          *     | OPTED_OUT | boolean | whether the person opted out |
-         *     | LAST_CONTACT_DATE | date-time | when the person was last contacted: invited to a study, or sent a screener |
+         *     | LAST_CONTACT_DATE | date-time | when the person was last contacted: invited to a study, sent a screener, or sent a message (when the mail server accepted it) |
          *     | STUDY_MEMBERSHIP | set | the studies the person is a participant of (study ids; sorts by their number) |
          *     | SEGMENT_MEMBERSHIP | set | the segments (saved people filters, /segments) whose filter the person matches now (segment ids; sorts by their number) |
          *     | POPULATION_MEMBERSHIP | set | the populations the person belongs to (population ids; sorts by their number) |
@@ -2236,10 +2330,10 @@ export interface components {
          *     | TOTAL_SENT_LAST_YEAR | number | incentives sent to the person in the last 365 days, in cents (statuses UNCLAIMED, CLAIMED, SENT) |
          *     | TOTAL_SENT_LAST_CALENDAR_YEAR | number | incentives sent to the person in the previous UTC calendar year, in cents (statuses UNCLAIMED, CLAIMED, SENT) |
          *     | TOTAL_SENT_ALL_TIME | number | incentives ever sent to the person, in cents (statuses UNCLAIMED, CLAIMED, SENT) |
-         *     | TOTAL_NUMBER_OF_CONTACT | number | the number of times the person was contacted: each invitation to a study and each screener sent |
-         *     | TOTAL_NUMBER_OF_CONTACT_L30 | number | the number of times the person was contacted in the last 30 days: each invitation to a study and each screener sent |
-         *     | TOTAL_NUMBER_OF_CONTACT_L90 | number | the number of times the person was contacted in the last 90 days: each invitation to a study and each screener sent |
-         *     | TOTAL_NUMBER_OF_CONTACT_L365 | number | the number of times the person was contacted in the last 365 days: each invitation to a study and each screener sent |
+         *     | TOTAL_NUMBER_OF_CONTACT | number | the number of times the person was contacted: each invitation to a study, each screener sent, and each message delivered (a message sent with an invitation or screener is that contact, not a second) |
+         *     | TOTAL_NUMBER_OF_CONTACT_L30 | number | the number of times the person was contacted in the last 30 days: each invitation to a study, each screener sent, and each message delivered (a message sent with an invitation or screener is that contact, not a second) |
+         *     | TOTAL_NUMBER_OF_CONTACT_L90 | number | the number of times the person was contacted in the last 90 days: each invitation to a study, each screener sent, and each message delivered (a message sent with an invitation or screener is that contact, not a second) |
+         *     | TOTAL_NUMBER_OF_CONTACT_L365 | number | the number of times the person was contacted in the last 365 days: each invitation to a study, each screener sent, and each message delivered (a message sent with an invitation or screener is that contact, not a second) |
          *     | LAST_INTERVIEW_DATE | date-time | when the person last completed one of the interviews (studies of type INTERVIEWS or GROUP_INTERVIEW) |
          *     | TOTAL_NUMBER_OF_INTERVIEWS_COMPLETED | number | the number of interviews (studies of type INTERVIEWS or GROUP_INTERVIEW) the person completed |
          *     | TOTAL_NUMBER_OF_INTERVIEWS_COMPLETED_L30 | number | the number of interviews (studies of type INTERVIEWS or GROUP_INTERVIEW) the person completed in the last 30 days |
@@ -2847,6 +2941,74 @@ export interface components {
              * @example 2026-11-22T10:00:00.000Z
              */
             updatedAt: string;
+        };
+        /**
+         * Message
+         * @description A message sent (or to be sent) to one person, and what became of it.
+         * @example {
+         *       "messageId": "eml_01JD0000000000000000000000",
+         *       "personId": "per_01JD0000000000000000000000",
+         *       "studyId": "stu_01JD0000000000000000000000",
+         *       "participantId": "ptc_01JD0000000000000000000000",
+         *       "templateId": "mtp_01JD0000000000000000000000",
+         *       "templateName": "Interview invitation",
+         *       "origin": "SEND",
+         *       "status": "SENT",
+         *       "notSentReason": null,
+         *       "attempts": 1,
+         *       "nextAttemptAt": null,
+         *       "lastError": null,
+         *       "lastSmtpCode": 250,
+         *       "queuedAt": "2026-11-28T10:00:00.000Z",
+         *       "sentAt": "2026-11-28T10:00:01.000Z",
+         *       "failedAt": null,
+         *       "unsubscribedAt": null,
+         *       "countsAsContact": true,
+         *       "recipientEmail": "ada@example.org"
+         *     }
+         */
+        Message: {
+            messageId: string;
+            personId: string;
+            studyId: string | null;
+            participantId: string | null;
+            /** @description The template it was made from (it may have been deleted since). */
+            templateId: string;
+            /** @description The template's name when the message was requested. */
+            templateName: string;
+            /**
+             * @description SEND: POST /studies/{studyId}/messages; INVITED or SCREENER_SENT: sent with that participant move (PATCH … `sendMessage`).
+             * @enum {string}
+             */
+            origin: "SEND" | "INVITED" | "SCREENER_SENT";
+            /**
+             * @description QUEUED: waiting to be sent, or to be tried again after a temporary failure; SENT: the SMTP server accepted it; FAILED: refused for good (a 5xx), or every attempt failed; NOT_SENT: recorded but never handed to SMTP (`notSentReason` says why: SMTP not configured, or the person opted out, was deleted or became unreachable before it went).
+             * @enum {string}
+             */
+            status: "QUEUED" | "SENT" | "FAILED" | "NOT_SENT";
+            notSentReason: string | null;
+            /** @description SMTP attempts made. */
+            attempts: number;
+            /** @description When a QUEUED message is due (its first attempt, or its retry). */
+            nextAttemptAt: string | null;
+            /** @description The last failed attempt's SMTP answer or error. */
+            lastError: string | null;
+            lastSmtpCode: number | null;
+            /**
+             * Format: date-time
+             * @description When it was requested.
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            queuedAt: string;
+            /** @description When the SMTP server accepted it (the attempt that did). */
+            sentAt: string | null;
+            failedAt: string | null;
+            /** @description When the person followed this message's unsubscribe link. */
+            unsubscribedAt: string | null;
+            /** @description Whether delivering it counts as a contact (LAST_CONTACT_DATE, TOTAL_NUMBER_OF_CONTACT*): false for a message sent with a move, which is the contact. */
+            countsAsContact: boolean;
+            /** @description The address it was sent to (set when sent; masked without the personal-data right). */
+            recipientEmail: string | null;
         };
         /**
          * ErrorBody
@@ -10663,6 +10825,11 @@ export interface operations {
                     testCompletedAt?: string | null;
                     /** @description The quota group the participant fills; null removes it. */
                     quotaGroup?: string | null;
+                    /** @description With a move to INVITED (`status`) or SCREENER_SENT (`screenerState`) in the same request: sends the person this template, queued in the move's transaction. The message is the move's contact, not a second one. The answer's `message` says what became of it: QUEUED, NOT_SENT (SMTP is not configured), or SKIPPED (`reason`: the person is UNREACHABLE or has no address; or NO_MOVE when the participant already had that status, so nothing moved and nothing is sent). Without such a move in the request, a 400 naming `sendMessage`. */
+                    sendMessage?: {
+                        /** @description The message template to send. */
+                        templateId: string;
+                    };
                     /**
                      * @description Records the participant's consent to the study's consent form (the study plan's consentFormId, which may be unset) as a consent submission, once: repeating it changes nothing.
                      * @enum {boolean}
@@ -10684,7 +10851,101 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Participant"];
+                    "application/json": {
+                        participantId: string;
+                        personId: string;
+                        studyId: string;
+                        /** @description The person's primary email; null once their personal data is erased. Masked ("***@***") without the personal-data right. */
+                        email: string | null;
+                        /** @description The person's primary phone, or null. Masked ("***") without the personal-data right. */
+                        phone: string | null;
+                        additionalEmails: string[];
+                        additionalPhones: string[];
+                        /**
+                         * @description Values:
+                         *     - `NOT_STARTED`: added to the study; not contacted yet (the status of a new participant)
+                         *     - `INVITED`: invited to take part (sets invitedToStudyAt the first time; counts as a contact)
+                         *     - `SCHEDULED`: a session is booked at interviewStartTime (interview studies only)
+                         *     - `COMPLETED`: took part (sets the completion time once: testCompletedAt, else interviewStartTime for interviews, else now)
+                         *     - `NO_SHOW`: missed the booked session (interview studies only; counted by TOTAL_NUMBER_OF_NO_SHOW_INTERVIEWS and SHOW_RATE)
+                         *     - `CANCELED`: will not take part, as things stand (either side canceled)
+                         *     - `HIDDEN`: removed from the study's working view; unhiding returns the participant to the status they had
+                         *
+                         *     Allowed changes:
+                         *     - NOT_STARTED → INVITED, SCHEDULED, CANCELED, HIDDEN
+                         *     - INVITED → SCHEDULED, COMPLETED (unmoderated tests and surveys only: an interview is completed from SCHEDULED), CANCELED, HIDDEN
+                         *     - SCHEDULED → COMPLETED, NO_SHOW, CANCELED, HIDDEN (reschedule by changing interviewStartTime)
+                         *     - NO_SHOW → SCHEDULED, CANCELED, HIDDEN
+                         *     - COMPLETED → HIDDEN
+                         *     - CANCELED → INVITED, HIDDEN
+                         *     - HIDDEN → the status it had before hiding, only (unhiding repeats no side effect: no new invitation time, contact or no-show)
+                         *     - SCHEDULED needs an interviewStartTime (given in the same request or already set), and a SCHEDULED participant keeps one: clearing it is refused; SCHEDULED and NO_SHOW exist in interview studies (INTERVIEWS, GROUP_INTERVIEW) only
+                         *     - INVITED and SCHEDULED reach out to the person: refused (409) while the study is not ACTIVE, the person has opted out, or the participant is REJECTED (counting an approvalStatus given in the same request)
+                         * @enum {string}
+                         */
+                        status: "NOT_STARTED" | "INVITED" | "SCHEDULED" | "COMPLETED" | "NO_SHOW" | "CANCELED" | "HIDDEN";
+                        /** @description When the participant was first invited (status INVITED). */
+                        invitedToStudyAt: string | null;
+                        /** @description When the participant was last approved (approvalStatus APPROVED). */
+                        approvedAt: string | null;
+                        /** @description When the screener was sent (screenerState SCREENER_SENT). */
+                        screenerSentAt: string | null;
+                        /** @description When the participant completed the test or survey: as given, or the time the status became COMPLETED in an unmoderated test or survey. */
+                        testCompletedAt: string | null;
+                        /** @description The booked session (interview studies). */
+                        interviewStartTime: string | null;
+                        /** @description When the participant answered the screener (screenerState SUBMITTED). */
+                        screenerResponseDate: string | null;
+                        /** Format: date-time */
+                        addedToStudyAt: string;
+                        /**
+                         * @description Values:
+                         *     - `PENDING_REVIEW`: not reviewed yet (the approval status of a new participant)
+                         *     - `APPROVED`: approved to take part (sets approvedAt)
+                         *     - `REJECTED`: not to take part: a rejected participant cannot be invited or scheduled
+                         *
+                         *     Allowed changes:
+                         *     - PENDING_REVIEW → APPROVED, REJECTED
+                         *     - APPROVED → PENDING_REVIEW, REJECTED
+                         *     - REJECTED → PENDING_REVIEW, APPROVED
+                         * @enum {string}
+                         */
+                        approvalStatus: "PENDING_REVIEW" | "APPROVED" | "REJECTED";
+                        /**
+                         * @description Values:
+                         *     - `NOT_SENT`: no screener sent yet (the screener state of a new participant)
+                         *     - `SCREENER_SENT`: the study's screener was sent (the study must have one; sets screenerSentAt; counts as a contact)
+                         *     - `SUBMITTED`: the participant answered the screener (sets screenerResponseDate)
+                         *     - `QUALIFIED`: the answers qualify the participant
+                         *     - `DISQUALIFIED`: the answers do not qualify the participant
+                         *
+                         *     Allowed changes:
+                         *     - NOT_SENT → SCREENER_SENT
+                         *     - SCREENER_SENT → SUBMITTED
+                         *     - SUBMITTED → QUALIFIED, DISQUALIFIED
+                         *     - QUALIFIED → DISQUALIFIED
+                         *     - DISQUALIFIED → QUALIFIED
+                         *     - SCREENER_SENT reaches out to the person: refused (409) when the study has no screener, the person has opted out, or the study is not ACTIVE
+                         * @enum {string}
+                         */
+                        screenerState: "NOT_SENT" | "SCREENER_SENT" | "SUBMITTED" | "QUALIFIED" | "DISQUALIFIED";
+                        /** @description The study team's note on the participant, with its author; null when none. */
+                        note: components["schemas"]["ParticipantNote"] | null;
+                        /** @description The study team's rating of the participant, 1–5 (PARTICIPANT_RATING). */
+                        rating: number | null;
+                        /** @description The quota group the participant fills (PARTICIPANT filter STUDY_QUOTA_GROUP). */
+                        quotaGroup: string | null;
+                        /** @description When the participant's consent to the study's consent form was recorded (PARTICIPANT filter CONSENT_FORM_SUBMITTED). */
+                        consentFormSubmittedAt: string | null;
+                        /** @description Only when the request gave `sendMessage`. */
+                        message?: {
+                            /** @description The message (GET /messages/{messageId}); null when none was made. */
+                            messageId: string | null;
+                            status: "QUEUED" | "NOT_SENT" | "SKIPPED";
+                            /** @description Why NOT_SENT or SKIPPED (UNREACHABLE, NO_EMAIL, NO_MOVE). */
+                            reason: string | null;
+                        };
+                    };
                 };
             };
             /** @description Invalid input; `path` names the offending field or parameter. */
@@ -10732,7 +10993,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description Study not found (path ["studyId"]), or Participant not found (path ["participantId"]): not a participant of this study, another workspace's, or one whose person was deleted. */
+            /** @description Study not found (path ["studyId"]), or Participant not found (path ["participantId"]): not a participant of this study, another workspace's, or one whose person was deleted; or the message template of `sendMessage` (path ["sendMessage", "templateId"]). */
             404: {
                 headers: {
                     /** @description Requests allowed per window for this token. */
@@ -16884,6 +17145,789 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix epoch seconds when the budget refills. */
                     "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    sendMessages: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes this request safe to retry: a retry with the same key and the same request gets the first response again (header `Idempotent-Replayed: true`) and does nothing twice. 1 to 255 printable ASCII characters (a UUID is a good key), scoped to the token's workspace and kept at least 24 hours. The same key with a different request is a 400, and while the first request is still running a 409 (both naming `["Idempotency-Key"]`). Responses of status 500 and above are not kept, so a retry after one runs again.
+                 * @example 5f0c8e0e-3b9a-4f1e-9a57-0d7e4c1b2a60
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The study. */
+                studyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The message template to send: rendered for each recipient when the message is sent. */
+                    templateId: string;
+                    /** @description The participants to send to (1–1000; one listed twice gets one message). An unknown one is a 404 naming its index. Give this or `filter`. */
+                    participantIds?: string[];
+                    filter?: components["schemas"]["RootFilter"];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "recipients": 120,
+                     *       "queued": 117,
+                     *       "notSent": 0,
+                     *       "notSentReason": null,
+                     *       "skipped": {
+                     *         "OPTED_OUT": 2,
+                     *         "DELETED": 0,
+                     *         "UNREACHABLE": 1,
+                     *         "NO_EMAIL": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Participants chosen (by id or by the filter). */
+                        recipients: number;
+                        /** @description Messages queued for sending: one per chosen participant who may be sent to. */
+                        queued: number;
+                        /** @description Messages recorded NOT_SENT because SMTP is not configured (then `queued` is 0). */
+                        notSent: number;
+                        /** @description "SMTP is not configured (SMTP_HOST): the message was recorded, not sent" when SMTP is not configured; null otherwise. */
+                        notSentReason: string | null;
+                        /** @description Chosen participants who get no message, by why: OPTED_OUT (the person opted out), DELETED (the person was deleted), UNREACHABLE (their address was refused for good before), NO_EMAIL (no address). They are never sent to. */
+                        skipped: {
+                            OPTED_OUT: number;
+                            DELETED: number;
+                            UNREACHABLE: number;
+                            NO_EMAIL: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. Or: the Idempotency-Key was already used with a different request, or is not 1–255 printable ASCII characters (path ["Idempotency-Key"]). */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Study, message template (path ["templateId"]) or participant (path ["participantIds", index]) not found; also another workspace's. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (path ["Idempotency-Key"]); retry later. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    listMessages: {
+        parameters: {
+            query?: {
+                /** @description The endCursor of the previous page. */
+                startCursor?: string;
+                /** @description Items per page, 1–100. */
+                size?: number;
+                /** @description Only messages about this study. */
+                studyId?: string;
+                /** @description Only messages to this person. */
+                personId?: string;
+                /** @description QUEUED: waiting to be sent, or to be tried again after a temporary failure; SENT: the SMTP server accepted it; FAILED: refused for good (a 5xx), or every attempt failed; NOT_SENT: recorded but never handed to SMTP (`notSentReason` says why: SMTP not configured, or the person opted out, was deleted or became unreachable before it went). */
+                status?: "QUEUED" | "SENT" | "FAILED" | "NOT_SENT";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "messageId": "eml_01JD0000000000000000000000",
+                     *           "personId": "per_01JD0000000000000000000000",
+                     *           "studyId": "stu_01JD0000000000000000000000",
+                     *           "participantId": "ptc_01JD0000000000000000000000",
+                     *           "templateId": "mtp_01JD0000000000000000000000",
+                     *           "templateName": "Interview invitation",
+                     *           "origin": "SEND",
+                     *           "status": "SENT",
+                     *           "notSentReason": null,
+                     *           "attempts": 1,
+                     *           "nextAttemptAt": null,
+                     *           "lastError": null,
+                     *           "lastSmtpCode": 250,
+                     *           "queuedAt": "2026-11-28T10:00:00.000Z",
+                     *           "sentAt": "2026-11-28T10:00:01.000Z",
+                     *           "failedAt": null,
+                     *           "unsubscribedAt": null,
+                     *           "countsAsContact": true,
+                     *           "recipientEmail": "ada@example.org"
+                     *         }
+                     *       ],
+                     *       "total": 26,
+                     *       "pageInfo": {
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false,
+                     *         "startCursor": "WyIyMDI2LTExLTIyVDEwOjAwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAiXQ.mgF5XfEkTVTH8HRD9XuEGpAazs77QBeOZ_Es-HV8xXk",
+                     *         "endCursor": "WyIyMDI2LTExLTIwVDA5OjMwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMjQiXQ.6HB69XYPoMn4aLRhvMUcKdYVZUTP3HCY9TT8mhqrwns"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        results: components["schemas"]["Message"][];
+                        /** @description Every item that matches, not only this page. */
+                        total: number;
+                        pageInfo: components["schemas"]["PageInfo"];
+                    };
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    getMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The message. */
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "messageId": "eml_01JD0000000000000000000000",
+                     *       "personId": "per_01JD0000000000000000000000",
+                     *       "studyId": "stu_01JD0000000000000000000000",
+                     *       "participantId": "ptc_01JD0000000000000000000000",
+                     *       "templateId": "mtp_01JD0000000000000000000000",
+                     *       "templateName": "Interview invitation",
+                     *       "origin": "SEND",
+                     *       "status": "SENT",
+                     *       "notSentReason": null,
+                     *       "attempts": 1,
+                     *       "nextAttemptAt": null,
+                     *       "lastError": null,
+                     *       "lastSmtpCode": 250,
+                     *       "queuedAt": "2026-11-28T10:00:00.000Z",
+                     *       "sentAt": "2026-11-28T10:00:01.000Z",
+                     *       "failedAt": null,
+                     *       "unsubscribedAt": null,
+                     *       "countsAsContact": true,
+                     *       "recipientEmail": "ada@example.org",
+                     *       "subject": "Join our study",
+                     *       "textBody": "Hi Ada, …",
+                     *       "htmlBody": null,
+                     *       "events": [
+                     *         {
+                     *           "type": "SENT",
+                     *           "occurredAt": "2026-11-28T10:00:01.000Z",
+                     *           "smtpCode": 250,
+                     *           "detail": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        messageId: string;
+                        personId: string;
+                        studyId: string | null;
+                        participantId: string | null;
+                        /** @description The template it was made from (it may have been deleted since). */
+                        templateId: string;
+                        /** @description The template's name when the message was requested. */
+                        templateName: string;
+                        /**
+                         * @description SEND: POST /studies/{studyId}/messages; INVITED or SCREENER_SENT: sent with that participant move (PATCH … `sendMessage`).
+                         * @enum {string}
+                         */
+                        origin: "SEND" | "INVITED" | "SCREENER_SENT";
+                        /**
+                         * @description QUEUED: waiting to be sent, or to be tried again after a temporary failure; SENT: the SMTP server accepted it; FAILED: refused for good (a 5xx), or every attempt failed; NOT_SENT: recorded but never handed to SMTP (`notSentReason` says why: SMTP not configured, or the person opted out, was deleted or became unreachable before it went).
+                         * @enum {string}
+                         */
+                        status: "QUEUED" | "SENT" | "FAILED" | "NOT_SENT";
+                        notSentReason: string | null;
+                        /** @description SMTP attempts made. */
+                        attempts: number;
+                        /** @description When a QUEUED message is due (its first attempt, or its retry). */
+                        nextAttemptAt: string | null;
+                        /** @description The last failed attempt's SMTP answer or error. */
+                        lastError: string | null;
+                        lastSmtpCode: number | null;
+                        /**
+                         * Format: date-time
+                         * @description When it was requested.
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        queuedAt: string;
+                        /** @description When the SMTP server accepted it (the attempt that did). */
+                        sentAt: string | null;
+                        failedAt: string | null;
+                        /** @description When the person followed this message's unsubscribe link. */
+                        unsubscribedAt: string | null;
+                        /** @description Whether delivering it counts as a contact (LAST_CONTACT_DATE, TOTAL_NUMBER_OF_CONTACT*): false for a message sent with a move, which is the contact. */
+                        countsAsContact: boolean;
+                        /** @description The address it was sent to (set when sent; masked without the personal-data right). */
+                        recipientEmail: string | null;
+                        /** @description As sent (rendered when it was sent); null until then. Masked ("***") without the personal-data right. */
+                        subject: string | null;
+                        /** @description As sent; null until then. Masked ("***") without the personal-data right. */
+                        textBody: string | null;
+                        /** @description As sent; null until then or for a text-only template. Masked ("***") without the personal-data right. */
+                        htmlBody: string | null;
+                        /** @description The history: each attempt, and the unsubscribe, oldest first. */
+                        events: {
+                            /** @enum {string} */
+                            type: "SENT" | "RETRYING" | "FAILED" | "NOT_SENT" | "UNSUBSCRIBED";
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T10:00:00.000Z
+                             */
+                            occurredAt: string;
+                            smtpCode: number | null;
+                            /** @description The SMTP server's answer or the error, or why the message was not sent. */
+                            detail: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Message not found (also another workspace's). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    showUnsubscribe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed token of the link. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page with the unsubscribe button, or saying the person is already unsubscribed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The link is not one this service made: malformed, forged or altered (path ["token"]). Nothing changes. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    unsubscribe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed token of the link. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        /** @description RFC 8058: `List-Unsubscribe=One-Click`, form-encoded (or multipart, or JSON); an empty body (a form button) does the same. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "List-Unsubscribe": "One-Click"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description RFC 8058: what a mail client posts.
+                     * @enum {string}
+                     */
+                    "List-Unsubscribe"?: "One-Click";
+                };
+                /**
+                 * @example {
+                 *       "List-Unsubscribe": "One-Click"
+                 *     }
+                 */
+                "multipart/form-data": {
+                    /**
+                     * @description RFC 8058: what a mail client posts.
+                     * @enum {string}
+                     */
+                    "List-Unsubscribe"?: "One-Click";
+                };
+                /**
+                 * @example {
+                 *       "List-Unsubscribe": "One-Click"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description RFC 8058: what a mail client posts.
+                     * @enum {string}
+                     */
+                    "List-Unsubscribe"?: "One-Click";
+                };
+            };
+        };
+        responses: {
+            /** @description A page saying the person is unsubscribed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The link is not one this service made: malformed, forged or altered (path ["token"]). Nothing changes. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

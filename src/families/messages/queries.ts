@@ -1,5 +1,6 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
-import type { DB, MessageTemplatesTable } from '../../db/schema.js';
+import type { DB, MessageStatus, MessageTemplatesTable } from '../../db/schema.js';
+import { idPrefixes, newId } from '../../ids.js';
 
 type Executor = Kysely<DB>;
 
@@ -55,4 +56,93 @@ export async function listTemplates(db: Executor, workspaceId: string, afterTemp
 export async function findWorkspaceName(db: Executor, workspaceId: string): Promise<string> {
   const row = await db.selectFrom('workspaces').where('workspace_id', '=', workspaceId).select('name').executeTakeFirst();
   return row?.name ?? '';
+}
+
+// Messages: the record of every message sent (and the mail outbox, see delivery-queries.ts).
+
+const messageColumns = [
+  'message_id',
+  'person_id',
+  'study_id',
+  'participant_id',
+  'template_id',
+  'template_name',
+  'origin',
+  'status',
+  'not_sent_reason',
+  'attempt_count',
+  'next_attempt_at',
+  'last_error',
+  'last_smtp_code',
+  'queued_at',
+  'sent_at',
+  'failed_at',
+  'unsubscribed_at',
+  'counts_as_contact',
+  'recipient_email',
+  'subject',
+  'text_body',
+  'html_body',
+] as const;
+
+export async function findMessage(db: Executor, workspaceId: string, messageId: string) {
+  return db.selectFrom('messages').where('workspace_id', '=', workspaceId).where('message_id', '=', messageId).select(messageColumns).executeTakeFirst();
+}
+
+/** A message's history, oldest first. */
+export async function listMessageEvents(db: Executor, workspaceId: string, messageId: string) {
+  return db
+    .selectFrom('message_events')
+    .where('workspace_id', '=', workspaceId)
+    .where('message_id', '=', messageId)
+    .select(['type', 'occurred_at', 'smtp_code', 'detail'])
+    .orderBy('event_id')
+    .execute();
+}
+
+/** A page of messages in the order they were queued (their ids are time-ordered), after the keyset `afterMessageId`; plus the exact total. */
+export async function listMessages(
+  db: Executor,
+  workspaceId: string,
+  filter: { studyId?: string | undefined; personId?: string | undefined; status?: MessageStatus | undefined },
+  afterMessageId: string | undefined,
+  size: number,
+) {
+  const base = db
+    .selectFrom('messages')
+    .where('workspace_id', '=', workspaceId)
+    .$if(filter.studyId !== undefined, (query) => query.where('study_id', '=', filter.studyId!))
+    .$if(filter.personId !== undefined, (query) => query.where('person_id', '=', filter.personId!))
+    .$if(filter.status !== undefined, (query) => query.where('status', '=', filter.status!));
+  const [rows, count] = await Promise.all([
+    base
+      .$if(afterMessageId !== undefined, (query) => query.where('message_id', '>', afterMessageId!))
+      .select(messageColumns)
+      .orderBy('message_id')
+      .limit(size + 1)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.total) };
+}
+
+/** What following an unsubscribe link needs: the person the message went to (locked against a concurrent click), and whether it was followed before. */
+export async function findMessageForUnsubscribe(db: Executor, workspaceId: string, messageId: string) {
+  return db
+    .selectFrom('messages as m')
+    .innerJoin('people as p', (join) => join.onRef('p.workspace_id', '=', 'm.workspace_id').onRef('p.person_id', '=', 'm.person_id'))
+    .innerJoin('workspaces as w', 'w.workspace_id', 'm.workspace_id')
+    .where('m.workspace_id', '=', workspaceId)
+    .where('m.message_id', '=', messageId)
+    .select(['m.person_id', 'm.unsubscribed_at', 'p.is_opted_out', 'w.name as workspace_name'])
+    .executeTakeFirst();
+}
+
+/** The message's unsubscribe, and its event. */
+export async function markUnsubscribed(db: Executor, workspaceId: string, messageId: string, at: string) {
+  await db.updateTable('messages').set({ unsubscribed_at: at }).where('workspace_id', '=', workspaceId).where('message_id', '=', messageId).execute();
+  await db
+    .insertInto('message_events')
+    .values({ workspace_id: workspaceId, event_id: newId(idPrefixes.messageEvent), message_id: messageId, occurred_at: at, type: 'UNSUBSCRIBED', smtp_code: null, detail: 'The person followed the unsubscribe link and is opted out' })
+    .execute();
 }

@@ -50,6 +50,19 @@ export const UpdateParticipantBody = Type.Object(
     interviewStartTime: Type.Optional(DateTimeOrNull('The booked session; null clears it (refused while the participant is SCHEDULED).')),
     testCompletedAt: Type.Optional(DateTimeOrNull('When the participant completed the test or survey; null clears it.')),
     quotaGroup: Type.Optional(Type.Union([Text({ minLength: 1, maxLength: 200 }), Type.Null()], { description: 'The quota group the participant fills; null removes it.' })),
+    sendMessage: Type.Optional(
+      Type.Object(
+        { templateId: Type.String({ minLength: 1, maxLength: 100, description: 'The message template to send.' }) },
+        {
+          additionalProperties: false,
+          description:
+            'With a move to INVITED (`status`) or SCREENER_SENT (`screenerState`) in the same request: sends the person this template, queued in the move\'s transaction. ' +
+            'The message is the move\'s contact, not a second one. The answer\'s `message` says what became of it: QUEUED, NOT_SENT (SMTP is not configured), or SKIPPED ' +
+            '(`reason`: the person is UNREACHABLE or has no address; or NO_MOVE when the participant already had that status, so nothing moved and nothing is sent). ' +
+            'Without such a move in the request, a 400 naming `sendMessage`.',
+        },
+      ),
+    ),
     consentFormSubmitted: Type.Optional(
       Type.Literal(true, {
         description:

@@ -5,7 +5,7 @@ import { requestContext, type ServiceDeps } from '../../context.js';
 import { maskingNote } from '../../http/masking.js';
 import { errorResponse } from '../../http/schemas.js';
 import { AddedParticipants, AddParticipantsBody, MAX_PARTICIPANTS_PER_ADD, ParticipantParams, StudyParams, UpdateParticipantBody } from './requests.js';
-import { Participant } from './schemas.js';
+import { Participant, UpdatedParticipant } from './schemas.js';
 import * as service from './service.js';
 
 const tags = ['Participants'];
@@ -75,16 +75,18 @@ export const participantsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }
           'SCREENER_SENT sets screenerSentAt; SUBMITTED sets screenerResponseDate; APPROVED sets approvedAt; ' +
           'COMPLETED sets the completion time once (testCompletedAt given or stored, else interviewStartTime in an interview study, else now) ' +
           'and, in an unmoderated test or survey, testCompletedAt to now when it has none; NO_SHOW counts a missed session; ' +
-          '`note` records the caller as its author; `consentFormSubmitted: true` records the consent once.\n\n' +
+          '`note` records the caller as its author; `consentFormSubmitted: true` records the consent once; `sendMessage` sends a message template with a move to INVITED or SCREENER_SENT, in the same transaction.\n\n' +
           'The values of `status`, `approvalStatus` and `screenerState`, what each means and which changes are allowed, are in the descriptions of those fields. ' +
           maskingNote,
         tags,
         params: ParticipantParams,
         body: UpdateParticipantBody,
         response: {
-          200: Type.Ref(Participant),
+          200: UpdatedParticipant,
           400: invalid,
-          404: notFound,
+          404: errorResponse(
+            "Study not found (path [\"studyId\"]), or Participant not found (path [\"participantId\"]): not a participant of this study, another workspace's, or one whose person was deleted; or the message template of `sendMessage` (path [\"sendMessage\", \"templateId\"]).",
+          ),
           409: errorResponse('A move the rules do not allow; `path` names the field (status, approvalStatus, screenerState or interviewStartTime).'),
         },
       },

@@ -97,3 +97,21 @@ export const Participant = Type.Object(
 );
 
 export const participantSchemas = [ParticipantNote, Participant];
+
+/** PATCH's answer: the Participant, and (when the request asked to send a message with its move) what became of the message. */
+export const UpdatedParticipant = Type.Object(
+  {
+    ...Participant.properties,
+    message: Type.Optional(
+      Type.Object(
+        {
+          messageId: Type.Union([Type.String(), Type.Null()], { description: 'The message (GET /messages/{messageId}); null when none was made.' }),
+          status: Type.Union([Type.Literal('QUEUED'), Type.Literal('NOT_SENT'), Type.Literal('SKIPPED')]),
+          reason: Type.Union([Type.String(), Type.Null()], { description: 'Why NOT_SENT or SKIPPED (UNREACHABLE, NO_EMAIL, NO_MOVE).' }),
+        },
+        { description: 'Only when the request gave `sendMessage`.' },
+      ),
+    ),
+  },
+  { title: 'UpdatedParticipant' },
+);

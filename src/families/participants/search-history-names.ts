@@ -45,8 +45,13 @@ const instantsOf = (column: string, kind?: Kind) => () =>
 const invitedCount = (days?: number) => (ctx: CompileContext) =>
   sql`(select count(*) from participants as h where ${ofPerson('h')} and h.invited_at is not null and ${within(sql`h.invited_at`, ctx, days)})`;
 
+/**
+ * Contacts: each move that reaches out (a participant status event with is_contact), and each
+ * message delivered on its own (a message sent with a move is that move's contact, not a second).
+ */
 const contactCount = (days?: number) => (ctx: CompileContext) =>
-  sql`(select count(*) from participant_status_events as e where ${ofPerson('e')} and e.is_contact and ${within(sql`e.occurred_at`, ctx, days)})`;
+  sql`((select count(*) from participant_status_events as e where ${ofPerson('e')} and e.is_contact and ${within(sql`e.occurred_at`, ctx, days)})
+    + (select count(*) from messages as m where ${ofPerson('m')} and m.counts_as_contact and m.status = 'SENT' and ${within(sql`m.sent_at`, ctx, days)}))`;
 
 const sentTotal = (window: (ctx: CompileContext) => RawBuilder<unknown>) => (ctx: CompileContext) =>
   sql`(select coalesce(sum(x.amount_cents), 0) from incentives as x where ${ofPerson('x')} and ${paidIncentive} and ${window(ctx)})`;
@@ -118,7 +123,7 @@ function windowed(
 }
 
 export const historyNames: Record<string, PropertyDefinition> = {
-  LAST_CONTACT_DATE: derived('LAST_CONTACT_DATE', 'datetime', 'when the person was last contacted: invited to a study, or sent a screener', () => sql`p.last_contact_at`, { countedFrom: 'person' }),
+  LAST_CONTACT_DATE: derived('LAST_CONTACT_DATE', 'datetime', 'when the person was last contacted: invited to a study, sent a screener, or sent a message (when the mail server accepted it)', () => sql`p.last_contact_at`, { countedFrom: 'person' }),
   STUDY_MEMBERSHIP: derived('STUDY_MEMBERSHIP', 'membership', 'the studies the person is a participant of (study ids; sorts by their number)', (ctx) => sql`(select count(*) from (${studyMembership.ids(ctx)}) as s)`, {
     membership: studyMembership,
     notNull: true,
@@ -130,7 +135,7 @@ export const historyNames: Record<string, PropertyDefinition> = {
     notNull: true,
   }),
   TOTAL_SENT_ALL_TIME: derived('TOTAL_SENT_ALL_TIME', 'number', 'incentives ever sent to the person, in cents (statuses UNCLAIMED, CLAIMED, SENT)', sentTotal(() => sql`true`), { notNull: true }),
-  ...windowed('TOTAL_NUMBER_OF_CONTACT', (window) => `the number of times the person was contacted${window}: each invitation to a study and each screener sent`, contactCount),
+  ...windowed('TOTAL_NUMBER_OF_CONTACT', (window) => `the number of times the person was contacted${window}: each invitation to a study, each screener sent, and each message delivered (a message sent with an invitation or screener is that contact, not a second)`, contactCount),
   ...Object.fromEntries(
     kinds.flatMap(([kind, plural, described]) => {
       const lastName = kind === 'INTERVIEW' ? 'LAST_INTERVIEW_DATE' : kind === 'SURVEY' ? 'LAST_SURVEY_DATE' : 'LAST_UNMOD_TEST_DATE';

@@ -8,7 +8,7 @@ import type {
   ParticipantsTable,
 } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
-import { conflict, type ErrorItem, notFound } from '../../http/errors.js';
+import { badRequest, conflict, type ErrorItem, notFound } from '../../http/errors.js';
 import { maskEmail, maskText } from '../../http/masking.js';
 import { idPrefixes, newId } from '../../ids.js';
 import { studyExists } from '../studies/queries.js';
@@ -16,6 +16,7 @@ import * as queries from './queries.js';
 import type { UpdateParticipantBody } from './requests.js';
 import type { Participant as ParticipantSchema } from './schemas.js';
 import { refusedMove, studyKindOf } from './states.js';
+import { checkMoveTemplate, type MoveMessage, queueMoveMessage } from '../messages/sending.js';
 import type { OutboxEvent } from '../webhooks/events.js';
 import { recordEvents } from '../webhooks/outbox.js';
 
@@ -26,7 +27,7 @@ const webhookEventOfField = {
   screenerState: 'participant.screener_changed',
 } as const;
 
-export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'canReadPersonalData'>;
+export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'canReadPersonalData' | 'smtpConfigured'>;
 
 /** The Participant response, as its schema describes it. */
 export type Participant = Static<typeof ParticipantSchema>;
@@ -200,8 +201,12 @@ type EventDraft = Pick<Insertable<ParticipantStatusEventsTable>, 'field' | 'from
  * 409 naming the field); each real change of one of them appends a status event, and a contact
  * (an invitation, a screener sent) moves the person's last contact, all in one transaction.
  */
-export async function updateParticipant(context: CallContext, studyId: string, participantId: string, body: UpdateParticipantBody): Promise<Participant> {
+export async function updateParticipant(context: CallContext, studyId: string, participantId: string, body: UpdateParticipantBody): Promise<Participant & { message?: MoveMessage }> {
   const { workspaceId } = context;
+  if (body.sendMessage !== undefined && body.status !== 'INVITED' && body.screenerState !== 'SCREENER_SENT') {
+    throw badRequest('sendMessage goes with a move that reaches out: status INVITED or screenerState SCREENER_SENT', ['sendMessage']);
+  }
+  const template = body.sendMessage === undefined ? undefined : await checkMoveTemplate(context, body.sendMessage.templateId);
   return inTransaction(context.db, async (db) => {
     const study = await queries.findStudyFacts(db, workspaceId, studyId, { lock: true });
     if (!study) throw notFound('Study', ['studyId']);
@@ -282,7 +287,8 @@ export async function updateParticipant(context: CallContext, studyId: string, p
       });
     }
 
-    if (Object.keys(changes).length === 0) return presentOne(context, db, participant);
+    const noMove: MoveMessage = { messageId: null, status: 'SKIPPED', reason: 'NO_MOVE' };
+    if (Object.keys(changes).length === 0) return { ...(await presentOne(context, db, participant)), ...(template ? { message: noMove } : {}) };
     changes.updated_at = at;
     const updated = await queries.updateParticipant(db, workspaceId, participantId, changes);
     await queries.insertStatusEvents(
@@ -297,7 +303,14 @@ export async function updateParticipant(context: CallContext, studyId: string, p
         occurred_at: at,
       })),
     );
-    if (events.some((event) => event.is_contact)) await queries.recordContact(db, workspaceId, participant.person_id, at);
+    const contact = events.find((event) => event.is_contact);
+    if (contact) await queries.recordContact(db, workspaceId, participant.person_id, at);
+    let message: MoveMessage | undefined;
+    if (template) {
+      message = contact
+        ? await queueMoveMessage(context, db, { studyId, participantId, personId: participant.person_id, origin: contact.field === 'status' ? 'INVITED' : 'SCREENER_SENT', template })
+        : noMove;
+    }
     await recordEvents(
       db,
       workspaceId,
@@ -308,7 +321,7 @@ export async function updateParticipant(context: CallContext, studyId: string, p
       ),
       at,
     );
-    return presentOne(context, db, updated);
+    return { ...(await presentOne(context, db, updated)), ...(message ? { message } : {}) };
   });
 }
 

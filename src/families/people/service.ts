@@ -215,6 +215,19 @@ export async function setOptedOut(context: CallContext, personIdOrEmail: string,
   });
 }
 
+/**
+ * Opts a live person out in the caller's transaction, as PUT /people/{id}/opted-out does (the
+ * contact status, the `person.opted_out` event): the unsubscribe link of a message calls this.
+ * Answers whether the person was opted in until now; undefined when there is no live person.
+ */
+export async function optOutWithin(context: Pick<CallContext, 'clock' | 'workspaceId' | 'canReadPersonalData'>, transaction: Kysely<DB>, personId: string): Promise<boolean | undefined> {
+  const row = await queries.findPersonById(transaction, context.workspaceId, personId, { forUpdate: true });
+  if (!row) return undefined;
+  if (row.is_opted_out) return false;
+  await setOptedOutOf({ ...context, db: transaction }, transaction, row, true);
+  return true;
+}
+
 /** E23: the same change, addressed by email. */
 export async function setOptedOutByEmail(context: CallContext, email: string, isOptedOut: boolean): Promise<OptedOutStatus> {
   return inTransaction(context.db, async (db) => {

@@ -314,3 +314,44 @@ async function writePeople(db: Kysely<DB>, workspaceId: string, options: UpsertP
     `.execute(db);
   }
 }
+
+/** A person of some workspace, and when something happened to them. */
+export interface PersonAt {
+  workspaceId: string;
+  personId: string;
+  at: string;
+}
+
+const personArrays = (items: readonly PersonAt[]) => sql`unnest(${items.map((item) => item.workspaceId)}::text[], ${items.map((item) => item.personId)}::text[], ${items.map((item) => item.at)}::timestamptz[]) as x (workspace_id, person_id, at)`;
+
+/**
+ * Contacts made by messages delivered (src/families/messages/): each person's last contact moves
+ * to the latest of theirs unless a later contact is already recorded. One statement for a batch
+ * of any workspaces, in the caller's transaction.
+ */
+export async function recordContacts(transaction: Kysely<DB>, contacts: readonly PersonAt[]): Promise<void> {
+  assertTransaction(transaction);
+  if (contacts.length === 0) return;
+  await sql`
+    update people p set last_contact_at = greatest(p.last_contact_at, c.at)
+    from (select workspace_id, person_id, max(at) as at from ${personArrays(contacts)} group by workspace_id, person_id) c
+    where p.workspace_id = c.workspace_id and p.person_id = c.person_id and (p.last_contact_at is null or p.last_contact_at < c.at)
+  `.execute(transaction);
+}
+
+/**
+ * People whose address a mail server refused for good (a hard bounce): CONTACTABLE becomes
+ * UNREACHABLE. An opted-out person stays OPTED_OUT (their choice outranks the bounce), and opting
+ * back in makes them CONTACTABLE again. Answers the people it changed.
+ */
+export async function markUnreachable(transaction: Kysely<DB>, bounces: readonly PersonAt[]): Promise<PersonAt[]> {
+  assertTransaction(transaction);
+  if (bounces.length === 0) return [];
+  const result = await sql<{ workspace_id: string; person_id: string; at: string }>`
+    update people p set contact_status = 'UNREACHABLE', contact_status_updated_at = b.at, updated_at = b.at
+    from (select workspace_id, person_id, max(at) as at from ${personArrays(bounces)} group by workspace_id, person_id) b
+    where p.workspace_id = b.workspace_id and p.person_id = b.person_id and p.contact_status = 'CONTACTABLE' and p.deleted_at is null
+    returning p.workspace_id, p.person_id, b.at
+  `.execute(transaction);
+  return result.rows.map((row) => ({ workspaceId: row.workspace_id, personId: row.person_id, at: row.at }));
+}

@@ -6,6 +6,7 @@ import { ErrorBody } from '../../http/schemas.js';
 import type { JobRunner } from '../../jobs/runner.js';
 import { reportAsProvider } from '../incentives/service.js';
 import { incentiveStatuses } from '../incentives/states.js';
+import type { Mail } from '../messages/runtime.js';
 import type { Webhooks } from '../webhooks/runtime.js';
 
 const JobRunSchema = Type.Object({
@@ -30,7 +31,7 @@ const DrainReportSchema = Type.Object({
  * service's clock, run due background work, and report what an incentive provider would. They
  * answer a SUPER_ADMIN's token alone (401 without a token, 403 for any other role).
  */
-export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jobs: JobRunner; webhooks: Webhooks }> = async (app, { deps, jobs, webhooks }) => {
+export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jobs: JobRunner; webhooks: Webhooks; mail: Mail }> = async (app, { deps, jobs, webhooks, mail }) => {
   const common = { tags: ['Test helpers'], hide: true } as const;
   // SUPER_ADMIN alone (the right no other role holds): they move the clock and run every
   // workspace's background work. A retry is meant to act again, so no Idempotency-Key replay.
@@ -119,6 +120,35 @@ export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jo
         if (!workspace) throw notFound('Workspace', ['workspaceId']);
       }
       return webhooks.dispatcher.runDue(workspaceId);
+    },
+  );
+
+  app.post(
+    '/mail/run',
+    {
+      config: helperAccess,
+      schema: {
+        ...common,
+        operationId: 'runDueMail',
+        summary: 'Send due messages now',
+        description:
+          "Sends every queued message due by the service's clock (move the clock to make retries due), within each workspace's sending rate, and answers what the attempts came to " +
+          "once each outcome is recorded. With `workspaceId`, only that workspace's messages. Without SMTP configured there is nothing to send: all zeros.",
+        querystring: Type.Object({ workspaceId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({ attempted: Type.Integer(), sent: Type.Integer(), retrying: Type.Integer(), failed: Type.Integer(), notSent: Type.Integer() }),
+          400: Type.Ref(ErrorBody),
+          404: Type.Ref(ErrorBody),
+        },
+      },
+    },
+    async (request) => {
+      const { workspaceId } = request.query;
+      if (workspaceId !== undefined) {
+        const workspace = await deps.db.selectFrom('workspaces').select('workspace_id').where('workspace_id', '=', workspaceId).executeTakeFirst();
+        if (!workspace) throw notFound('Workspace', ['workspaceId']);
+      }
+      return (await mail.dispatcher?.runDue(workspaceId)) ?? { attempted: 0, sent: 0, retrying: 0, failed: 0, notSent: 0 };
     },
   );
 

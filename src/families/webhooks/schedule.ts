@@ -1,3 +1,5 @@
+import { jitteredDelaySeconds } from '../../clock.js';
+
 /**
  * When a failed delivery is tried again: after the first attempt fails, 5 s; then 5 min, 30 min,
  * 2 h, 5 h, 10 h, 14 h, 20 h and 24 h, each stretched or shrunk by up to 10% at random so that
@@ -17,7 +19,5 @@ export const failingDaysBeforeDisabling = 5;
  * undefined when that was the last one.
  */
 export function retryDelaySeconds(attemptNumber: number, random: () => number = Math.random): number | undefined {
-  const base = retryDelaysSeconds[attemptNumber - 1];
-  if (base === undefined) return undefined;
-  return base * (0.9 + 0.2 * random());
+  return jitteredDelaySeconds(retryDelaysSeconds, attemptNumber, random);
 }

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 
@@ -20,6 +20,14 @@ export class SecretBox {
       .execute();
     const row = await db.selectFrom('service_secrets').where('name', '=', 'webhook-secrets-key').select('value').executeTakeFirstOrThrow();
     return new SecretBox(Buffer.from(row.value, 'base64'));
+  }
+
+  /**
+   * A key of its own for another purpose (the HMAC of unsubscribe links), derived from this one
+   * with HKDF-SHA256: one key for the operator to keep, and no key used for two purposes.
+   */
+  derive(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), purpose, 32));
   }
 
   /** `v1.<iv>.<tag>.<ciphertext>`, each part base64url. */
