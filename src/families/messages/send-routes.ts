@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { Type } from '@sinclair/typebox';
 import { requestContext, type ServiceDeps } from '../../context.js';
 import { maskingNote } from '../../http/masking.js';
 import { plainErrors } from '../../http/openapi.js';
@@ -136,9 +135,13 @@ export const messageSendingRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps
           'Following it again changes nothing and answers the same. The link is signed (HMAC) by the service: a forged or altered one is a 404 and changes nothing.',
         tags,
         params: UnsubscribeParams,
-        body: Type.Optional(UnsubscribeBody),
+        body: UnsubscribeBody,
         consumes: ['application/x-www-form-urlencoded', 'multipart/form-data', 'application/json'],
         response: { 200: html('A page saying the person is unsubscribed.', '<!doctype html><html lang="en">…<h1>You are unsubscribed</h1><p>Acme Research will not email you again.</p>…</html>'), 400: invalid, 404: linkNotFound, 500: plainErrors[500], 503: plainText('Service Unavailable: the instance is shutting down; retry on another.', 'Service Unavailable') },
+      },
+      // A form button, or a client, may post no body at all: it means the same one click.
+      preValidation: async (request) => {
+        request.body ??= {};
       },
     },
     async (request, reply) => {
