@@ -28,6 +28,10 @@ const benches: Record<string, { summary: string; load: () => Promise<{ run(optio
     summary: 'webhook delivery from the compiled server on PostgreSQL to a loopback receiver: commit-to-receipt p50/p99 of single writes, and deliveries/s of a queued backlog against bare signed POSTs from this process (flags: --writes=N, --backlog=N)',
     load: () => import('./webhooks.js'),
   },
+  messages: {
+    summary: 'POST /studies/{id}/messages to 10,000 participants by filter, from the compiled server on PostgreSQL through a loopback smtp-server: request latency, messages/s, request → last delivery, against nodemailer sending straight (flags: --participants=N)',
+    load: () => import('./messages.js'),
+  },
   import: {
     summary: 'POST /imports of 1,000,000 generated people (5 custom properties) to the compiled server on PostgreSQL against COPY of the same file (flags: --rows=N, --heap-cap=MiB, --profile; env BENCH_NODE_FLAGS for the server)',
     load: () => import('./import.js'),
