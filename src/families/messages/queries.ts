@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import { type Insertable, type Kysely, type RawBuilder, type Selectable, sql, type Updateable } from 'kysely';
 import type { DB, MessageStatus, MessageTemplatesTable } from '../../db/schema.js';
 import { idPrefixes, newId } from '../../ids.js';
 
@@ -145,4 +145,16 @@ export async function markUnsubscribed(db: Executor, workspaceId: string, messag
     .insertInto('message_events')
     .values({ workspace_id: workspaceId, event_id: newId(idPrefixes.messageEvent), message_id: messageId, occurred_at: at, type: 'UNSUBSCRIBED', smtp_code: null, detail: 'The person followed the unsubscribe link and is opted out' })
     .execute();
+}
+
+/**
+ * The purge of deleted people (src/families/people/purge.ts) erases what their messages hold of
+ * them: the address and what was sent (rendered with their name). The record that a message was
+ * sent, when and how it went, stays.
+ */
+export async function eraseMessagesOf(transaction: Executor, people: RawBuilder<unknown>): Promise<void> {
+  await sql`
+    update messages set recipient_email = null, subject = null, text_body = null, html_body = null
+    where (workspace_id, person_id) in ${people} and (recipient_email is not null or subject is not null or text_body is not null or html_body is not null)
+  `.execute(transaction);
 }

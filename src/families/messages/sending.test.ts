@@ -310,6 +310,29 @@ describe('GET /messages and GET /messages/{messageId}', () => {
   });
 });
 
+describe('personal data of deleted people', () => {
+  it('the purge erases what their messages hold of them (address, subject, bodies) and keeps the record', async () => {
+    const tenant = await createTenant(service);
+    const templateId = await createTemplate(service, tenant);
+    const address = email('purged');
+    const { studyId, persons, participants } = await studyWith(service, tenant, [{ email: address, firstName: 'Erased' }]);
+    await sendMessages(service, tenant, studyId, { templateId, participantIds: [participants[0]!.participantId] });
+    await runMail(service, tenant);
+    expect((await call(service, 'DELETE', `/people/${persons[0]!.personId}`, { token: tenant.token })).statusCode).toBe(200);
+    try {
+      await callTestHelper(service, 'POST', '/clock', { body: { now: new Date(Date.now() + 31 * 86_400_000).toISOString() } });
+      const ran = await callTestHelper(service, 'POST', '/jobs/run', { query: { workspaceId: tenant.workspaceId } });
+      expect(ran.statusCode, ran.body).toBe(200);
+    } finally {
+      await callTestHelper(service, 'DELETE', '/clock');
+    }
+    const [message] = (await messagesOf(tenant)).results;
+    const detail = await call(service, 'GET', `/messages/${message!.messageId}`, { token: tenant.token });
+    expect(detail.json()).toMatchObject({ status: 'SENT', recipientEmail: null, subject: null, textBody: null, htmlBody: null, sentAt: expect.any(String) });
+    expect(detail.body).not.toContain('Erased');
+  });
+});
+
 async function sentMessage(tenant: Tenant, serviceUsed: TestService = service) {
   const templateId = await createTemplate(serviceUsed, tenant);
   const { studyId, persons, participants } = await studyWith(serviceUsed, tenant, [{ email: email('sec') }]);

@@ -4,6 +4,7 @@ import type { DB } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { type JobHandler, type Schedule, sweepScope } from '../../jobs/queue.js';
 import * as importQueries from '../imports/queries.js';
+import { eraseMessagesOf } from '../messages/queries.js';
 
 export const PURGE_QUEUE = 'people.purge';
 /**
@@ -29,7 +30,7 @@ export interface PurgeResult {
  * version (and its index entries, the email index's lower(email) among them) until VACUUM
  * removes it. PostgreSQL's autovacuum would come eventually; the embedded store runs none.
  */
-const ERASED_TABLES = ['people', 'population_members', 'person_unique_values', 'import_chunks', 'import_errors'];
+const ERASED_TABLES = ['people', 'population_members', 'person_unique_values', 'import_chunks', 'import_errors', 'messages'];
 
 /**
  * Erases, for good, the personal data of people deleted more than PURGE_GRACE_DAYS ago by the
@@ -114,6 +115,7 @@ async function purgeBatch(db: Kysely<DB>, cutoff: string, now: string, workspace
     const batch = sql`(select x.workspace_id, x.person_id from jsonb_to_recordset(${keys}::jsonb) as x(workspace_id text, person_id text))`;
     await sql`delete from population_members where (workspace_id, person_id) in ${batch}`.execute(transaction);
     await sql`delete from person_unique_values where (workspace_id, person_id) in ${batch}`.execute(transaction);
+    await eraseMessagesOf(transaction, batch);
     await sql`
       update people set email = null, first_name = null, last_name = null, phone = null,
         additional_emails = '{}', additional_phones = '{}', properties = '{}', import_source = null,

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, createTenant, startTestService, type Tenant, type TestService, uniqueEmail } from '../../../test/harness.js';
+import { call, callTestHelper, createTenant, startTestService, type Tenant, type TestService, uniqueEmail } from '../../../test/harness.js';
+import { type SmtpReceiver, smtpConfig, startSmtpReceiver } from '../../../test/smtp-receiver.js';
 import { createStudy } from '../../../test/participants-factory.js';
 import { runJobs, startImport } from '../../families/imports/test-support.js';
 import { createPanel, insertPeople, type Panel, type PersonSeed } from '../../families/people/search-fixtures.js';
@@ -13,7 +14,8 @@ import { seededRandom } from '../../seed/demo-people.js';
  * searched through a service whose totals come from the counts and through one on the same
  * database that counts with SQL alone, comparing the total and every page; with random writes
  * between the rounds (people created, updated, deleted and opted out, participants added and
- * moved, a CSV import) that the counts must have caught up with by the next search.
+ * moved, a CSV import, messages delivered and bounced) that the counts must have caught up with
+ * by the next search.
  */
 
 const ROUNDS = 20;
@@ -184,9 +186,13 @@ describe('search totals from the counts held in process', () => {
   const random = generator(20261124);
   const now = Date.now();
 
+  let receiver: SmtpReceiver;
+  let templateId: string;
+
   beforeAll(async () => {
-    service = await startTestService();
-    plain = await startTestService({ searchCounts: false }, { database: service.database });
+    receiver = await startSmtpReceiver({ parse: false });
+    service = await startTestService(smtpConfig(receiver));
+    plain = await startTestService({ ...smtpConfig(receiver), searchCounts: false }, { database: service.database });
     tenant = await createTenant(service);
     panel = await createPanel(service, tenant);
     studyId = await createStudy(service, tenant, { studyType: 'INTERVIEWS', launch: true });
@@ -207,6 +213,9 @@ describe('search totals from the counts held in process', () => {
       const members = await call(service, 'POST', `/populations/${populationId}/members`, { token: tenant.token, body: { personIds: personIds.filter(() => random.chance(0.3)).slice(0, 500) } });
       expect(members.statusCode, members.body).toBe(200);
     }
+    const template = await call(service, 'POST', '/message-templates', { token: tenant.token, body: { name: 'Hello', subject: 'Hello', textBody: 'Hello {{ person.firstName }}' } });
+    expect(template.statusCode, template.body).toBe(201);
+    templateId = template.json<{ templateId: string }>().templateId;
     // As after an import: the embedded store runs no autovacuum, and plans over unanalysed tables are guesses.
     await sql`analyze`.execute(service.deps.db);
   }, 120_000);
@@ -214,7 +223,21 @@ describe('search totals from the counts held in process', () => {
   afterAll(async () => {
     await plain?.stop();
     await service?.stop();
+    await receiver?.close();
   });
+
+  /** Messages to a few participants, delivered (a contact: LAST_CONTACT_DATE moves) or refused for good (the person becomes UNREACHABLE). */
+  async function sendSomeMessages() {
+    const { rows } = await sql<{ participant_id: string; email: string }>`
+      select pt.participant_id, p.email from participants pt join people p on p.workspace_id = pt.workspace_id and p.person_id = pt.person_id
+      where pt.workspace_id = ${tenant.workspaceId} and pt.study_id = ${studyId} and p.email is not null order by random() limit 3`.execute(service.deps.db);
+    if (rows.length === 0) return;
+    receiver.refuseRecipient(rows[0]!.email, { code: 550, message: '5.1.1 No such user' });
+    const sent = await call(service, 'POST', `/studies/${studyId}/messages`, { token: tenant.token, body: { templateId, participantIds: rows.map((row) => row.participant_id) } });
+    expect(sent.statusCode, sent.body).toBe(200);
+    const ran = await callTestHelper(service, 'POST', '/mail/run', { query: { workspaceId: tenant.workspaceId } });
+    expect(ran.statusCode, ran.body).toBe(200);
+  }
 
   /** Gives the study's participants random states, notes and times, as stored. */
   async function mixParticipants(random: Random) {
@@ -257,6 +280,7 @@ describe('search totals from the counts held in process', () => {
     const added = await call(service, 'POST', `/studies/${studyId}/participants`, { token: tenant.token, body: { personIds: [d, e].filter((id) => id !== undefined) } });
     expect(added.statusCode, added.body).toBe(200);
     await mixParticipants(random);
+    await sendSomeMessages();
     if (round % 8 === 3) {
       const rows = Array.from({ length: 30 }, (_, index) => `${uniqueEmail(`import${index}`)},Imported,${random.pick(occupations.filter(Boolean))},${random.pick(ages)}`);
       const importId = await startImport(service, tenant, ['email,firstName,Occupation,Age', ...rows].join('\n'));
