@@ -276,6 +276,19 @@ describe('PATCH /studies/{studyId}/participants/{participantId} with sendMessage
     expect(unknown.json()).toEqual({ errors: [{ message: 'Message template not found', path: ['sendMessage', 'templateId'] }] });
     expect((await call(service, 'GET', url, { token: tenant.token })).json()).toMatchObject({ status: 'NOT_STARTED', note: null });
   });
+  it('refuses sendMessage to a role that may move participants but not send messages (COLLABORATOR): 403, nothing moved or queued', async () => {
+    const tenant = await createTenant(service);
+    const templateId = await createTemplate(service, tenant);
+    const { studyId, participants } = await studyWith(service, tenant, [{ email: email('collab') }]);
+    const { token } = await tenant.tokenFor('COLLABORATOR');
+    const url = `/studies/${studyId}/participants/${participants[0]!.participantId}`;
+    const refused = await call(service, 'PATCH', url, { token, body: { status: 'INVITED', sendMessage: { templateId } } });
+    expect(refused.statusCode).toBe(403);
+    expect((await call(service, 'GET', url, { token: tenant.token })).json()).toMatchObject({ status: 'NOT_STARTED' });
+    expect((await messagesOf(tenant)).results).toEqual([]);
+    const moved = await call(service, 'PATCH', url, { token, body: { status: 'INVITED' } });
+    expect(moved.statusCode, moved.body).toBe(200);
+  });
 });
 
 describe('GET /messages and GET /messages/{messageId}', () => {

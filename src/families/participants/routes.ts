@@ -2,7 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { requestContext, type ServiceDeps } from '../../context.js';
+import { principalOf } from '../../http/auth.js';
+import { ApiError } from '../../http/errors.js';
 import { maskingNote } from '../../http/masking.js';
+import { roleHasRight } from '../../http/rights.js';
 import { errorResponse } from '../../http/schemas.js';
 import { AddedParticipants, AddParticipantsBody, MAX_PARTICIPANTS_PER_ADD, ParticipantParams, StudyParams, UpdateParticipantBody } from './requests.js';
 import { Participant, UpdatedParticipant } from './schemas.js';
@@ -75,7 +78,7 @@ export const participantsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }
           'SCREENER_SENT sets screenerSentAt; SUBMITTED sets screenerResponseDate; APPROVED sets approvedAt; ' +
           'COMPLETED sets the completion time once (testCompletedAt given or stored, else interviewStartTime in an interview study, else now) ' +
           'and, in an unmoderated test or survey, testCompletedAt to now when it has none; NO_SHOW counts a missed session; ' +
-          '`note` records the caller as its author; `consentFormSubmitted: true` records the consent once; `sendMessage` sends a message template with a move to INVITED or SCREENER_SENT, in the same transaction.\n\n' +
+          '`note` records the caller as its author; `consentFormSubmitted: true` records the consent once; `sendMessage` sends a message template with a move to INVITED or SCREENER_SENT, in the same transaction, and needs the right messages:write besides participants:write (403 otherwise, changing nothing).\n\n' +
           'The values of `status`, `approvalStatus` and `screenerState`, what each means and which changes are allowed, are in the descriptions of those fields. ' +
           maskingNote,
         tags,
@@ -91,6 +94,10 @@ export const participantsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }
         },
       },
     },
-    async (request) => service.updateParticipant(context(request), request.params.studyId, request.params.participantId, request.body),
+    async (request) => {
+      // Sending reaches the person: a role that may move participants but not send messages is refused the whole request.
+      if (request.body.sendMessage !== undefined && !roleHasRight(principalOf(request).role, 'messages:write')) throw new ApiError('FORBIDDEN');
+      return service.updateParticipant(context(request), request.params.studyId, request.params.participantId, request.body);
+    },
   );
 };
