@@ -20,6 +20,6 @@ export function participantsTarget(workspaceId: string, studyId: string): Search
     columns: sql`pt.*`,
     groups: everyGroup,
     optionalGroups: ['INCENTIVE'],
-    countedOver: { studyId },
+    countedOver: { studyId, personNo: sql`p.person_no` },
   };
 }

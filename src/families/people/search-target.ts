@@ -16,6 +16,6 @@ export function peopleTarget(workspaceId: string): SearchTarget {
     id: sql`p.person_id`,
     columns: sql`p.*`,
     groups: peopleSearchGroups,
-    countedOver: {},
+    countedOver: { personNo: sql`p.person_no` },
   };
 }

@@ -45,6 +45,25 @@ export class Bitset {
     return new Bitset(words);
   }
 
+  /** How many slots are in the set. */
+  count(): number {
+    let count = 0;
+    for (let i = 0; i < this.words.length; i++) count += popcount(this.words[i]!);
+    return count;
+  }
+
+  /** The slots in the set, ascending. */
+  *slots(): Generator<number> {
+    for (let i = 0; i < this.words.length; i++) {
+      let word = this.words[i]!;
+      while (word !== 0) {
+        const low = word & -word;
+        yield (i << 5) + (31 - Math.clz32(low));
+        word = (word ^ low) >>> 0;
+      }
+    }
+  }
+
   /** How many slots are in both sets. */
   countAnd(other: Bitset): number {
     const shared = Math.min(this.words.length, other.words.length);

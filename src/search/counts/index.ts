@@ -15,6 +15,12 @@ export interface SearchCountsOptions {
   onError(error: unknown, workspaceId: string): void;
 }
 
+/** A count's matches, for the page read in its snapshot: how many, and (listed on demand) their people's person_no. */
+export interface Matches {
+  total: number;
+  personNos(): Int32Array;
+}
+
 /** How a search's total was counted: by the counts held in process, or by SQL (`preparing`: while the counts load for it). */
 export type CountedBy = 'counts' | 'sql' | 'preparing';
 
@@ -47,7 +53,7 @@ export class SearchCounts {
    * counts are not ready for this plan: `preparing` when they are being prepared for it in the
    * background, `sql` when they cannot answer it (an inexact column), and SQL is to count.
    */
-  async count<T>(workspaceId: string, studyId: string | undefined, plan: CountPlan, page: (transaction: Kysely<DB>) => Promise<T>): Promise<{ by: 'counts'; total: number; page: T } | { by: 'sql' | 'preparing' }> {
+  async count<T>(workspaceId: string, studyId: string | undefined, plan: CountPlan, page: (transaction: Kysely<DB>, matches: Matches) => Promise<T>): Promise<{ by: 'counts'; total: number; page: T } | { by: 'sql' | 'preparing' }> {
     const needs = needsOf(plan, studyId);
     const workspace = this.workspaces.get(workspaceId);
     const state = workspace?.state(needs) ?? 'missing';
@@ -68,8 +74,9 @@ export class SearchCounts {
       const { transaction, columns } = started;
       try {
         const sqlLeaves = await this.sqlLeaves(transaction, workspace, plan, studyId, columns.slots);
-        const total = combine(plan, columns, sqlLeaves).countAnd(columns.domain.bits);
-        answer = { total, page: await page(transaction) };
+        const matched = combine(plan, columns, sqlLeaves).and(columns.domain.bits);
+        const total = matched.count();
+        answer = { total, page: await page(transaction, { total, personNos: () => personNosOf(matched, columns.personNos, total) }) };
       } catch (error) {
         await started.finish(false);
         throw error;
@@ -271,6 +278,13 @@ function alone(transaction: ControlledTransaction<DB>): (ok: boolean) => Promise
     if (ok) await transaction.commit().execute();
     else await transaction.rollback().execute();
   };
+}
+
+function personNosOf(matched: Bitset, personNoOf: Int32Array, total: number): Int32Array {
+  const personNos = new Int32Array(total);
+  let next = 0;
+  for (const slot of matched.slots()) personNos[next++] = personNoOf[slot]!;
+  return personNos;
 }
 
 function leavesOf(plan: CountPlan, kind: 'column' | 'sql'): CountPlan[] {

@@ -33,6 +33,8 @@ export interface ColumnPhase {
   domain: Domain;
   leaves: Map<CountPlan, Bitset>;
   slots: number;
+  /** Each slot's person_no, as of this phase: slots are only ever added, and a rebuild starts a new list. */
+  personNos: Int32Array;
 }
 
 const xid = (text: string) => BigInt(text);
@@ -111,6 +113,8 @@ export class WorkspaceCounts {
   private changes = 0;
   private readonly domains = new Map<string, { version: number; domain: Domain }>();
   private readonly slotOf = new Map<number, number>();
+  /** The reverse of slotOf: a slot's person_no, so a count's matches can be named to SQL. */
+  private personNoOf = new Int32Array(0);
   private live = new Uint32Array(0);
   private readonly personColumns = new Map<string, HeldColumn>();
   readonly studies = new Map<string, StudyRows>();
@@ -261,6 +265,8 @@ export class WorkspaceCounts {
     const studies = [...this.studies.entries()].map(([studyId, study]) => ({ studyId, specs: [...study.columns.values()].map((held) => held.spec) }));
     this.slots = 0;
     this.slotOf.clear();
+    // A new list, not cleared in place: a count's phase read before the rebuild keeps its own.
+    this.personNoOf = new Int32Array(0);
     this.live = new Uint32Array(0);
     this.personColumns.clear();
     this.studies.clear();
@@ -280,6 +286,12 @@ export class WorkspaceCounts {
     if (slot === undefined) {
       slot = this.slots++;
       this.slotOf.set(personNo, slot);
+      if (this.personNoOf.length < this.slots) {
+        const larger = new Int32Array(Math.max(this.slots, this.personNoOf.length * 2, 1024));
+        larger.set(this.personNoOf);
+        this.personNoOf = larger;
+      }
+      this.personNoOf[slot] = personNo;
       if (this.live.length < wordsFor(this.slots)) {
         const larger = new Uint32Array(Math.max(wordsFor(this.slots), this.live.length * 2, 64));
         larger.set(this.live);
@@ -439,7 +451,7 @@ export class WorkspaceCounts {
       }
     };
     visit(plan);
-    return { domain, leaves, slots: this.slots };
+    return { domain, leaves, slots: this.slots, personNos: this.personNoOf };
   }
 
   private domain(studyId: string | undefined): Domain {
