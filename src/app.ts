@@ -50,6 +50,8 @@ import { testHelperRoutes } from './families/test-helpers/routes.js';
 import { webhooksRoutes } from './families/webhooks/routes.js';
 import { messagesRoutes } from './families/messages/routes.js';
 import { messageSchemas } from './families/messages/schemas.js';
+import { consentSchemas } from './families/consent/schemas.js';
+import { consentRoutes } from './families/consent/routes.js';
 import { Webhooks } from './families/webhooks/runtime.js';
 import { webhookDocumentation, webhookSchemas } from './families/webhooks/schemas.js';
 import type { Resolver } from './families/webhooks/targets.js';
@@ -177,7 +179,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...consentSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter });
   if (config.rowLevelSecurity) installTenantScope(app);
@@ -222,6 +224,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       await v1.register(incentivesSearchRoutes, { deps });
       await v1.register(webhooksRoutes, { deps, webhooks });
       await v1.register(messagesRoutes, { deps });
+      await v1.register(consentRoutes, { deps });
       if (config.testHelpers) await v1.register(testHelperRoutes, { deps, jobs, webhooks, prefix: '/test-helpers' });
     },
     { prefix: apiPrefix },

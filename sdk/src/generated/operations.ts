@@ -32,6 +32,7 @@ export const idempotencyKeyPaths: ReadonlySet<string> = new Set([
   "/webhook-endpoints/{endpointId}/replay",
   "/message-templates",
   "/message-templates/{templateId}/preview",
+  "/consent-submissions",
 ]);
 
 /** Operations (`method path`) whose request body is not JSON, with the media type they take: the client sends such a body as it is. */
@@ -61,4 +62,5 @@ export const pagedOperations = {
   "/webhook-endpoints/{endpointId}/attempts": "get",
   "/webhook-messages": "get",
   "/message-templates": "get",
+  "/consent-submissions": "get",
 } as const;

@@ -20,6 +20,7 @@ import * as rowLevelSecurity from './20261124120000_row_level_security.js';
 import * as customIncentiveWithoutAmount from './20261125000000_custom_incentive_without_amount.js';
 import * as webhooks from './20261126000000_webhooks.js';
 import * as messageTemplates from './20261127000000_message_templates.js';
+import * as consentSubmissions from './20261128100000_consent_submissions.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '20261125000000_custom_incentive_without_amount': customIncentiveWithoutAmount,
   '20261126000000_webhooks': webhooks,
   '20261127000000_message_templates': messageTemplates,
+  '20261128100000_consent_submissions': consentSubmissions,
 };
