@@ -53,6 +53,8 @@ import { messageSchemas } from './families/messages/schemas.js';
 import { messageSendingRoutes } from './families/messages/send-routes.js';
 import { sendingSchemas } from './families/messages/send-schemas.js';
 import { Mail } from './families/messages/runtime.js';
+import { consentSchemas } from './families/consent/schemas.js';
+import { consentRoutes } from './families/consent/routes.js';
 import { Webhooks } from './families/webhooks/runtime.js';
 import { webhookDocumentation, webhookSchemas } from './families/webhooks/schemas.js';
 import type { Resolver } from './families/webhooks/targets.js';
@@ -184,7 +186,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter });
   if (config.rowLevelSecurity) installTenantScope(app);
@@ -233,6 +235,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       await v1.register(messagesRoutes, { deps });
       await v1.register(messageSendingRoutes, { deps, mail });
       if (config.testHelpers) await v1.register(testHelperRoutes, { deps, jobs, webhooks, mail, prefix: '/test-helpers' });
+      await v1.register(consentRoutes, { deps });
     },
     { prefix: apiPrefix },
   );

@@ -458,14 +458,31 @@ export interface ParticipantStatusEventsTable {
 
 export type ParticipantRow = Selectable<ParticipantsTable>;
 
-/** A person's consent: given on a signup form, or recorded for a study's consent form (study_id set). */
+/** How a consent was given (the consent family's sources; SIGNUP_FORM only through the public signup route). */
+export type ConsentSource = 'API' | 'SIGNUP_FORM' | 'PAPER' | 'EMAIL' | 'VERBAL' | 'IMPORT' | 'OTHER';
+
+/**
+ * A person's consent, for a study's consent form (study_id) or on a signup form (signup_form_id):
+ * exactly one of the two. Written by the consent family alone (src/families/consent/writer.ts).
+ */
 export interface ConsentSubmissionsTable {
   workspace_id: string;
   consent_submission_id: string;
   person_id: string;
   consent_form_id: string | null;
   study_id: string | null;
+  signup_form_id: string | null;
+  /** The version of the form agreed to, as the workspace names it. */
+  form_version: string | null;
+  /** Lower-case hex SHA-256 of the consent text shown (the text itself is not kept). */
+  text_sha256: string | null;
+  source: ConsentSource;
+  /** The user whose token recorded it; null for a public signup. */
+  recorded_by_user_id: string | null;
+  /** When the consent was given. */
   submitted_at: Timestamp;
+  /** When it was recorded. */
+  created_at: Timestamp;
 }
 
 /** A saved people filter; members are whoever matches it at search time. */

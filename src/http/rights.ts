@@ -24,6 +24,8 @@ export const allRights = [
   'incentives:write',
   'signups:read',
   'signups:write',
+  'consent:read',
+  'consent:write',
   'events:read',
   'webhooks:read',
   'webhooks:write',

@@ -54,7 +54,8 @@ export interface PropertyDefinition {
   meaning?: string;
   /**
    * The value is a function of one row alone, the person's or the participant's, or of rows the
-   * search change log names the person for (population members, participants), and not of the
+   * search change log names the person for (population members, participants, consent
+   * submissions), and not of the
    * time: the search counts (src/search/counts/) may then hold it per row, read with `value`
    * (a membership's with its ids).
    */

@@ -1506,6 +1506,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/consent-submissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List consent submissions
+         * @description The workspace's consents in the order they were recorded, keyset-paged (pass `pageInfo.endCursor` as `startCursor`, with the same filters): all of them, or one person's, one study's or one signup form's (filters combine). Consents of deleted people are left out.
+         *
+         *     Requires the right `consent:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         */
+        get: operations["listConsentSubmissions"];
+        put?: never;
+        /**
+         * Record a person's consent
+         * @description Records that a live person of the workspace consented: to a study's consent form (`studyId`) or on a signup form (`signupFormId`), exactly one of them. Which wording they agreed to is kept as `consentFormId`, `formVersion` and the SHA-256 of the text shown (give `text`, which is hashed and not kept, or its `textSha256`). For a study, `consentFormId` defaults to the study plan's, and when the person is a participant of the study their participant's `consentFormSubmittedAt` is set (the earliest consent recorded wins), so PARTICIPANT.CONSENT_FORM_SUBMITTED and PERSON.CONSENT_SUBMISSIONS / CONSENT_FORM_WAS_SUBMITTED find it at once. A `consent.submitted` webhook event is recorded in the same transaction. Consents are kept until the person is deleted and purged.
+         *
+         *     Requires the right `consent:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         */
+        post: operations["recordConsentSubmission"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/consent-submissions/{consentSubmissionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a consent submission
+         * @description Requires the right `consent:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         */
+        get: operations["getConsentSubmission"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "participant.status_changed": {
@@ -1744,6 +1792,28 @@ export interface webhooks {
          *     Delivery is at least once, by the Standard Webhooks specification: headers `webhook-id` (the message id, the same on every retry: deduplicate on it), `webhook-timestamp` (seconds since the epoch, of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>`, two space-separated signatures while a rotated-out secret is still valid). Answer 2xx within 10 s; anything else, a redirect, or no answer is a failure. A failed delivery is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h (each ±10% at random): 10 attempts over about 3 days, then the delivery is FAILED. An endpoint whose every attempt has failed for 5 days is disabled, and `disabledReason` says since when and why; enabling it again (PATCH `enabled: true`) resumes its pending deliveries.
          */
         post: operations["webhook_signup_submitted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "consent.submitted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * consent.submitted
+         * @description A consent was recorded: through POST /consent-submissions, with a public signup form, or by a participant update (`consentFormSubmitted`).
+         *
+         *     Delivery is at least once, by the Standard Webhooks specification: headers `webhook-id` (the message id, the same on every retry: deduplicate on it), `webhook-timestamp` (seconds since the epoch, of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>`, two space-separated signatures while a rotated-out secret is still valid). Answer 2xx within 10 s; anything else, a redirect, or no answer is a failure. A failed delivery is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h (each ±10% at random): 10 attempts over about 3 days, then the delivery is FAILED. An endpoint whose every attempt has failed for 5 days is disabled, and `disabledReason` says since when and why; enabling it again (PATCH `enabled: true`) resumes its pending deliveries.
+         */
+        post: operations["webhook_consent_submitted"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2361,7 +2431,7 @@ export interface components {
          *     | SIGNUP_REFERRAL_CODES | set | the referral codes of the person's signup submissions (sorts by the number of distinct codes) |
          *     | SCREENER_STATUS | enum (SCREENER_SENT, SUBMITTED, QUALIFIED, DISQUALIFIED) | the screener state of the person's latest screener (of any study): SCREENER_SENT, SUBMITTED, QUALIFIED or DISQUALIFIED; empty when none was sent |
          *     | SCREENER_SUBMITTED_AT | date-time | when the person last answered a screener (of any study) |
-         *     | CONSENT_FORM_WAS_SUBMITTED | boolean | whether the person ever submitted a consent form |
+         *     | CONSENT_FORM_WAS_SUBMITTED | boolean | whether the person ever submitted a consent form (on a signup form or for a study) |
          *     | FORM_SIGNEDUP_AT | date-time | when the person's latest signup submission was made |
          *     | FORM_APPROVAL_STATUS | enum (PENDING_REVIEW, APPROVED, REJECTED) | the approval status of the person's latest signup submission |
          *     | FORM_FIRST_SIGNUP_REFERRAL_CODE | text | the referral code of the earliest signup submission that had one |
@@ -2801,7 +2871,7 @@ export interface components {
             /** @description Empty when none was given. */
             description: string;
             /** @description The event types delivered; empty: every type, including types added later. */
-            eventTypes: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted")[];
+            eventTypes: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted")[];
             /** @description A disabled endpoint is sent nothing; events meanwhile can be replayed to it. */
             enabled: boolean;
             /** @description Why the service disabled the endpoint; null when enabled, or disabled by hand. */
@@ -3009,6 +3079,57 @@ export interface components {
             countsAsContact: boolean;
             /** @description The address it was sent to (set when sent; masked without the personal-data right). */
             recipientEmail: string | null;
+        };
+        /**
+         * ConsentSubmission
+         * @description A person's consent: for a study's consent form, or on a signup form (exactly one of `studyId` and `signupFormId`). Consents of deleted people are not found, and the deletion purge erases them. Nothing in it is personal data, so it is the same for every token.
+         * @example {
+         *       "consentSubmissionId": "cns_01JD0000000000000000000003",
+         *       "personId": "per_01JD0000000000000000000000",
+         *       "studyId": "stu_01JD0000000000000000000000",
+         *       "signupFormId": null,
+         *       "consentFormId": "consent-2026-v2",
+         *       "formVersion": "2.1",
+         *       "textSha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+         *       "source": "PAPER",
+         *       "submittedAt": "2026-11-28T09:30:00.000Z",
+         *       "recordedByUserId": "usr_01JD0000000000000000000000",
+         *       "createdAt": "2026-11-28T10:00:00.000Z"
+         *     }
+         */
+        ConsentSubmission: {
+            consentSubmissionId: string;
+            /** @description The person who consented. */
+            personId: string;
+            /** @description The study whose consent form was agreed to; null for a signup form's consent. */
+            studyId: string | null;
+            /** @description The signup form the consent was given on; null for a study consent. */
+            signupFormId: string | null;
+            /** @description The consent form agreed to, as the workspace names it: as recorded, or for a study the study plan's `consentFormId` when none was given; null when neither. */
+            consentFormId: string | null;
+            /** @description The version of the form, as recorded. */
+            formVersion: string | null;
+            /** @description Lower-case hex SHA-256 of the consent text shown (UTF-8, as given); the text itself is not kept. */
+            textSha256: string | null;
+            /**
+             * @description How the consent was given: API (recorded through the API with no more detail; also a participant updated with `consentFormSubmitted: true`), SIGNUP_FORM (sent with a public signup form; recorded by that route only), PAPER, EMAIL, VERBAL, IMPORT (taken over from another system), OTHER.
+             * @enum {string}
+             */
+            source: "API" | "SIGNUP_FORM" | "PAPER" | "EMAIL" | "VERBAL" | "IMPORT" | "OTHER";
+            /**
+             * Format: date-time
+             * @description When the consent was given.
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            submittedAt: string;
+            /** @description The user whose token recorded it; null for a public signup. */
+            recordedByUserId: string | null;
+            /**
+             * Format: date-time
+             * @description When it was recorded.
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            createdAt: string;
         };
         /**
          * ErrorBody
@@ -14061,7 +14182,7 @@ export interface operations {
                     url: string;
                     description?: string;
                     /** @description Event types to deliver; empty or left out: every type. */
-                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted")[];
+                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted")[];
                     /** @default true */
                     enabled?: boolean;
                 };
@@ -14106,7 +14227,7 @@ export interface operations {
                         /** @description Empty when none was given. */
                         description: string;
                         /** @description The event types delivered; empty: every type, including types added later. */
-                        eventTypes: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted")[];
+                        eventTypes: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted")[];
                         /** @description A disabled endpoint is sent nothing; events meanwhile can be replayed to it. */
                         enabled: boolean;
                         /** @description Why the service disabled the endpoint; null when enabled, or disabled by hand. */
@@ -14584,7 +14705,7 @@ export interface operations {
                     url?: string;
                     description?: string;
                     /** @description Event types to deliver; empty or left out: every type. */
-                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted")[];
+                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted")[];
                     /** @description true also clears disabledReason and resumes pending deliveries. */
                     enabled?: boolean;
                 };
@@ -15533,7 +15654,7 @@ export interface operations {
                      */
                     until?: string;
                     /** @description Only these types; default: the endpoint's subscription. */
-                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted")[];
+                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted")[];
                 };
             };
         };
@@ -17945,6 +18066,531 @@ export interface operations {
             };
         };
     };
+    listConsentSubmissions: {
+        parameters: {
+            query?: {
+                /** @description The endCursor of the previous page. */
+                startCursor?: string;
+                /** @description Items per page, 1–100. */
+                size?: number;
+                /** @description Only this person's consents (404 naming ["personId"] when no live person of the workspace has it). */
+                personId?: string;
+                /** @description Only consents for this study (404 naming ["studyId"] when the workspace has no such study). */
+                studyId?: string;
+                /** @description Only consents given on this signup form (404 naming ["signupFormId"] when the workspace has no such form). */
+                signupFormId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "consentSubmissionId": "cns_01JD0000000000000000000003",
+                     *           "personId": "per_01JD0000000000000000000000",
+                     *           "studyId": "stu_01JD0000000000000000000000",
+                     *           "signupFormId": null,
+                     *           "consentFormId": "consent-2026-v2",
+                     *           "formVersion": "2.1",
+                     *           "textSha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *           "source": "PAPER",
+                     *           "submittedAt": "2026-11-28T09:30:00.000Z",
+                     *           "recordedByUserId": "usr_01JD0000000000000000000000",
+                     *           "createdAt": "2026-11-28T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "total": 26,
+                     *       "pageInfo": {
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false,
+                     *         "startCursor": "WyIyMDI2LTExLTIyVDEwOjAwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAiXQ.mgF5XfEkTVTH8HRD9XuEGpAazs77QBeOZ_Es-HV8xXk",
+                     *         "endCursor": "WyIyMDI2LTExLTIwVDA5OjMwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMjQiXQ.6HB69XYPoMn4aLRhvMUcKdYVZUTP3HCY9TT8mhqrwns"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        results: components["schemas"]["ConsentSubmission"][];
+                        /** @description Every item that matches, not only this page. */
+                        total: number;
+                        pageInfo: components["schemas"]["PageInfo"];
+                    };
+                };
+            };
+            /** @description Invalid input (a size out of 1–100, or a startCursor that is not one of this query: other filters, or altered); `path` names the parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description A filter names no person (also a deleted one), study or signup form of the workspace; `path` names the parameter. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    recordConsentSubmission: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes this request safe to retry: a retry with the same key and the same request gets the first response again (header `Idempotent-Replayed: true`) and does nothing twice. 1 to 255 printable ASCII characters (a UUID is a good key), scoped to the token's workspace and kept at least 24 hours. The same key with a different request is a 400, and while the first request is still running a 409 (both naming `["Idempotency-Key"]`). Responses of status 500 and above are not kept, so a retry after one runs again.
+                 * @example 5f0c8e0e-3b9a-4f1e-9a57-0d7e4c1b2a60
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "personId": "per_01JD0000000000000000000000",
+                 *       "studyId": "stu_01JD0000000000000000000000",
+                 *       "formVersion": "2.1",
+                 *       "text": "I agree to take part in this study…",
+                 *       "source": "PAPER",
+                 *       "submittedAt": "2026-11-28T09:30:00.000Z"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The person who consented: a live person of the workspace (404 naming ["personId"] otherwise, also for a deleted person). */
+                    personId: string;
+                    /** @description The study whose consent form the person agreed to. Give this or `signupFormId`, not both. When the person is a participant of the study, the participant's `consentFormSubmittedAt` is set (to the earliest consent recorded) in the same transaction: PARTICIPANT.CONSENT_FORM_SUBMITTED. */
+                    studyId?: string;
+                    /** @description The signup form the person consented on. Give this or `studyId`, not both. */
+                    signupFormId?: string;
+                    /** @description The consent form agreed to. For a study, the study plan's `consentFormId` when not given. */
+                    consentFormId?: string;
+                    /** @description The version of the form agreed to, as the workspace names it. */
+                    formVersion?: string;
+                    /** @description Hex SHA-256 of the consent text shown (stored lower-case). Give this or `text`, not both. */
+                    textSha256?: string;
+                    /** @description The consent text shown: its SHA-256 (of its UTF-8 bytes, exactly as given) is recorded as `textSha256`, and the text itself is not kept. Give this or `textSha256`, not both. */
+                    text?: string;
+                    /**
+                     * Format: date-time
+                     * @description When the consent was given (a paper form signed last week); now when not given. At most 5 minutes ahead of the service clock.
+                     * @example 2026-11-22T10:00:00.000Z
+                     */
+                    submittedAt?: string;
+                    /**
+                     * @description How the consent was given: API (recorded through the API with no more detail; also a participant updated with `consentFormSubmitted: true`), SIGNUP_FORM (sent with a public signup form; recorded by that route only), PAPER, EMAIL, VERBAL, IMPORT (taken over from another system), OTHER. Default API.
+                     * @default API
+                     * @enum {string}
+                     */
+                    source?: "API" | "PAPER" | "EMAIL" | "VERBAL" | "IMPORT" | "OTHER";
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsentSubmission"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field. Also: neither or both of `studyId` and `signupFormId` (path ["studyId"] or ["signupFormId"]), both `text` and `textSha256` (["text"]), a `submittedAt` more than 5 minutes ahead of the service clock (["submittedAt"]). Or: the Idempotency-Key was already used with a different request, or is not 1–255 printable ASCII characters (path ["Idempotency-Key"]). */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Person (also a deleted one), study or signup form not found (also another workspace's); `path` says which. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (path ["Idempotency-Key"]); retry later. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    getConsentSubmission: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                consentSubmissionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsentSubmission"];
+                };
+            };
+            /** @description Invalid input; `path` names the parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Consent submission not found (also another workspace's, and a deleted person's). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
     webhook_participant_status_changed: {
         parameters: {
             query?: never;
@@ -18447,6 +19093,54 @@ export interface operations {
                         submissionId: string;
                         /** @description The person it created or filled. */
                         personId: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx. Anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_consent_submitted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on each retry; deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was made. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "consent.submitted";
+                    /**
+                     * Format: date-time
+                     * @description When the change was made.
+                     */
+                    timestamp: string;
+                    /** @description A consent was recorded: through POST /consent-submissions, with a public signup form, or by a participant update (`consentFormSubmitted`). */
+                    data: {
+                        /** @description The consent submission: read it with GET /consent-submissions/{consentSubmissionId}. */
+                        consentSubmissionId: string;
+                        /** @description The person who consented. */
+                        personId: string;
+                        /** @description The study consented to; null for a signup form's consent. */
+                        studyId: string | null;
+                        /** @description The signup form consented on; null for a study consent. */
+                        signupFormId: string | null;
                     };
                 };
             };

@@ -33,6 +33,7 @@ export const idempotencyKeyPaths: ReadonlySet<string> = new Set([
   "/message-templates",
   "/message-templates/{templateId}/preview",
   "/studies/{studyId}/messages",
+  "/consent-submissions",
 ]);
 
 /** Operations (`method path`) whose request body is not JSON, with the media type they take: the client sends such a body as it is. */
@@ -63,4 +64,5 @@ export const pagedOperations = {
   "/webhook-messages": "get",
   "/message-templates": "get",
   "/messages": "get",
+  "/consent-submissions": "get",
 } as const;

@@ -21,6 +21,7 @@ import * as customIncentiveWithoutAmount from './20261125000000_custom_incentive
 import * as webhooks from './20261126000000_webhooks.js';
 import * as messageTemplates from './20261127000000_message_templates.js';
 import * as messageSending from './20261128000000_message_sending.js';
+import * as consentSubmissions from './20261128100000_consent_submissions.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
 export const migrations: Record<string, Migration> = {
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '20261126000000_webhooks': webhooks,
   '20261127000000_message_templates': messageTemplates,
   '20261128000000_message_sending': messageSending,
+  '20261128100000_consent_submissions': consentSubmissions,
 };

@@ -1,5 +1,5 @@
 import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
-import type { ConsentSubmissionsTable, DB, ParticipantRow, ParticipantStatusEventsTable, ParticipantsTable } from '../../db/schema.js';
+import type { DB, ParticipantRow, ParticipantStatusEventsTable, ParticipantsTable } from '../../db/schema.js';
 
 type Executor = Kysely<DB>;
 
@@ -145,8 +145,24 @@ export async function recordContact(db: Executor, workspaceId: string, personId:
     .execute();
 }
 
-export async function insertConsentSubmission(db: Executor, submission: Insertable<ConsentSubmissionsTable>) {
-  await db.insertInto('consent_submissions').values(submission).execute();
+/**
+ * Marks the person's participant of the study as having submitted its consent form, at the
+ * earliest consent recorded (a consent given earlier on paper and recorded later moves it back).
+ * Answers the participant's id, or undefined when the person takes no part in the study.
+ */
+export async function markConsentSubmitted(db: Executor, workspaceId: string, studyId: string, personId: string, submittedAt: string, at: string): Promise<string | undefined> {
+  const row = await db
+    .updateTable('participants')
+    .set({
+      consent_submitted_at: sql<string>`least(coalesce(consent_submitted_at, ${submittedAt}::timestamptz), ${submittedAt}::timestamptz)`,
+      updated_at: at,
+    })
+    .where('workspace_id', '=', workspaceId)
+    .where('study_id', '=', studyId)
+    .where('person_id', '=', personId)
+    .returning('participant_id')
+    .executeTakeFirst();
+  return row?.participant_id;
 }
 
 export interface PersonContact {

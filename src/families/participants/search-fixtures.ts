@@ -107,11 +107,23 @@ export async function insertContacts(service: TestService, workspaceId: string, 
     .execute();
 }
 
-export async function insertConsents(service: TestService, workspaceId: string, consents: { personId: string; at: string }[]) {
+/** Consents given for a study (a consent names a study or a signup form). */
+export async function insertConsents(service: TestService, workspaceId: string, consents: { personId: string; studyId: string; at: string }[]) {
   if (consents.length === 0) return;
   await service.deps.db
     .insertInto('consent_submissions')
-    .values(consents.map((consent) => ({ workspace_id: workspaceId, consent_submission_id: newId(idPrefixes.consentSubmission), person_id: consent.personId, consent_form_id: null, study_id: null, submitted_at: consent.at })))
+    .values(
+      consents.map((consent) => ({
+        workspace_id: workspaceId,
+        consent_submission_id: newId(idPrefixes.consentSubmission),
+        person_id: consent.personId,
+        consent_form_id: null,
+        study_id: consent.studyId,
+        source: 'API' as const,
+        submitted_at: consent.at,
+        created_at: consent.at,
+      })),
+    )
     .execute();
 }
 

@@ -208,7 +208,7 @@ beforeAll(async () => {
       fixture.participations.map((participation) => ({ studyId: studies[participation.study], studyType: studyTypes[participation.study], personId, participation })),
     );
     await insertContacts(service, tenant.workspaceId, fixture.contacts.map((days) => ({ personId, participantId: participantIds[0]!, studyId: studies[fixture.participations[0]!.study], at: ago(days) })));
-    await insertConsents(service, tenant.workspaceId, Array.from({ length: fixture.consents }, (_, index) => ({ personId, at: ago(index + 1) })));
+    await insertConsents(service, tenant.workspaceId, Array.from({ length: fixture.consents }, (_, index) => ({ personId, studyId: studies.SUR1, at: ago(index + 1) })));
     await setLastContact(service, tenant.workspaceId, personId, fixture.lastContact === null ? null : ago(fixture.lastContact));
     await insertIncentives(
       service,

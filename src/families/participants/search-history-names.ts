@@ -23,6 +23,12 @@ const derived = named('PERSON');
  */
 const fromParticipations = { countedFrom: 'person' } as const;
 
+/**
+ * Names read from the person's consent submissions alone: the search change log names the person
+ * for every write of those rows too (triggers of migration 20261128100000), so the counts may hold them.
+ */
+const fromConsents = { countedFrom: 'person' } as const;
+
 /** `column` within the last `days` days by the service clock, or always when no window is given. */
 function within(column: RawBuilder<unknown>, ctx: CompileContext, days: number | undefined): RawBuilder<unknown> {
   if (days === undefined) return sql`true`;
@@ -164,8 +170,11 @@ export const historyNames: Record<string, PropertyDefinition> = {
   }),
   CONSENT_SUBMISSIONS: derived('CONSENT_SUBMISSIONS', 'number', 'the number of consent submissions the person made (on signup forms or for studies)', () =>
     sql`(select count(*) from consent_submissions as c where ${ofPerson('c')})`,
-  { notNull: true }),
-  CONSENT_FORM_WAS_SUBMITTED: derived('CONSENT_FORM_WAS_SUBMITTED', 'boolean', 'whether the person ever submitted a consent form', () => sql`exists (select 1 from consent_submissions as c where ${ofPerson('c')})`, { notNull: true }),
+  { notNull: true, ...fromConsents }),
+  CONSENT_FORM_WAS_SUBMITTED: derived('CONSENT_FORM_WAS_SUBMITTED', 'boolean', 'whether the person ever submitted a consent form (on a signup form or for a study)', () => sql`exists (select 1 from consent_submissions as c where ${ofPerson('c')})`, {
+    notNull: true,
+    ...fromConsents,
+  }),
   SCREENER_STATUS: derived(
     'SCREENER_STATUS',
     'enum',

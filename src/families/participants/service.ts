@@ -19,6 +19,7 @@ import { refusedMove, studyKindOf } from './states.js';
 import { checkMoveTemplate, type MoveMessage, queueMoveMessage } from '../messages/sending.js';
 import type { OutboxEvent } from '../webhooks/events.js';
 import { recordEvents } from '../webhooks/outbox.js';
+import { recordConsent } from '../consent/writer.js';
 
 /** The webhook event of each participant field's change. */
 const webhookEventOfField = {
@@ -277,14 +278,23 @@ export async function updateParticipant(context: CallContext, studyId: string, p
 
     if (body.consentFormSubmitted === true && participant.consent_submitted_at === null) {
       changes.consent_submitted_at = at;
-      await queries.insertConsentSubmission(db, {
-        workspace_id: workspaceId,
-        consent_submission_id: newId(idPrefixes.consentSubmission),
-        person_id: participant.person_id,
-        consent_form_id: study.consent_form_id,
-        study_id: studyId,
-        submitted_at: at,
-      });
+      // The consent family records the consent (and its event), as POST /consent-submissions does.
+      await recordConsent(
+        db,
+        workspaceId,
+        {
+          personId: participant.person_id,
+          studyId,
+          signupFormId: null,
+          consentFormId: study.consent_form_id,
+          formVersion: null,
+          textSha256: null,
+          source: 'API',
+          recordedByUserId: context.userId,
+          submittedAt: at,
+        },
+        at,
+      );
     }
 
     const noMove: MoveMessage = { messageId: null, status: 'SKIPPED', reason: 'NO_MOVE' };
@@ -323,6 +333,16 @@ export async function updateParticipant(context: CallContext, studyId: string, p
     );
     return { ...(await presentOne(context, db, updated)), ...(message ? { message } : {}) };
   });
+}
+
+/**
+ * For the consent family: a consent recorded for a study marks the person's participant of it
+ * (PARTICIPANT.CONSENT_FORM_SUBMITTED, the Participant's consentFormSubmittedAt), in the caller's
+ * transaction. Answers the participant's id, or undefined when the person takes no part in it.
+ */
+export async function markConsentSubmitted(transaction: Kysely<DB>, workspaceId: string, studyId: string, personId: string, submittedAt: string, at: string): Promise<string | undefined> {
+  if (!transaction.isTransaction) throw new Error('A participant is marked in the transaction of the consent: pass a transaction');
+  return queries.markConsentSubmitted(transaction, workspaceId, studyId, personId, submittedAt, at);
 }
 
 /**

@@ -338,7 +338,20 @@ describe('PATCH /studies/{studyId}/participants/{participantId}: events and book
     expect((await participantRow(service, tenant, participantId)).updated_at).toBe('2026-11-23T09:00:00.000Z');
     const consents = await service.deps.db.selectFrom('consent_submissions').where('workspace_id', '=', tenant.workspaceId).selectAll().execute();
     expect(consents).toEqual([
-      { workspace_id: tenant.workspaceId, consent_submission_id: expect.stringMatching(/^cns_/), person_id: personId, consent_form_id: 'cf_1', study_id: studyId, submitted_at: '2026-11-23T09:00:00.000Z' },
+      {
+        workspace_id: tenant.workspaceId,
+        consent_submission_id: expect.stringMatching(/^cns_/),
+        person_id: personId,
+        consent_form_id: 'cf_1',
+        study_id: studyId,
+        signup_form_id: null,
+        form_version: null,
+        text_sha256: null,
+        source: 'API',
+        recorded_by_user_id: tenant.userId,
+        submitted_at: '2026-11-23T09:00:00.000Z',
+        created_at: '2026-11-23T09:00:00.000Z',
+      },
     ]);
 
     const withoutForm = await fixture(interview);

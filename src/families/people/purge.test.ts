@@ -3,7 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, callTestHelper, createTenant, type Tenant, type TestService, uniqueEmail } from '../../../test/harness.js';
 import { startPrivateTestService } from '../../../test/private-database.js';
 import { createPerson, createPopulation, createProperties, getPerson } from '../../../test/people-factory.js';
+import { recordConsent } from '../../../test/consent-factory.js';
+import { addParticipants, createStudy } from '../../../test/participants-factory.js';
 import { csvOf, settleImport, startImport } from '../imports/test-support.js';
+import { createForm, getSubmission, submitted } from '../signups/test-support.js';
 import { PURGE_GRACE_DAYS, PURGE_QUEUE } from './purge.js';
 
 let service: TestService;
@@ -120,6 +123,50 @@ describe(`the deletion purge (grace: ${PURGE_GRACE_DAYS} days)`, () => {
     await runJobs(tenant);
     expect(await personRow(gone.personId)).toEqual(purged);
     expect((await getPerson(service, tenant, gone.personId)).statusCode).toBe(404);
+  });
+
+  it("erases a deleted person's consent submissions with them: gone from the table and from consent searches, and only theirs", async () => {
+    await setClock(deletedAt);
+    const tenant = await createTenant(service);
+    const studyId = await createStudy(service, tenant, { studyType: 'SURVEY', studyPlan: { consentFormId: 'consent-v1' } });
+    const form = await createForm(service, tenant);
+    const gone = await createPerson(service, tenant);
+    const kept = await createPerson(service, tenant);
+    await addParticipants(service, tenant, studyId, [gone.personId, kept.personId]);
+    const goneConsents = [
+      await recordConsent(service, tenant, { personId: gone.personId, studyId, text: 'I agree' }),
+      await recordConsent(service, tenant, { personId: gone.personId, signupFormId: form.signupFormId }),
+    ];
+    const keptConsent = await recordConsent(service, tenant, { personId: kept.personId, studyId });
+    // A public signup's consent too: its submission (which references it) stays, without it.
+    const signup = await submitted(service, form.signupFormId, { consentFormId: 'panel-terms' });
+    const signupSubmission = await getSubmission(service, tenant, form.signupFormId, signup.submissionId);
+    expect(signupSubmission.consentSubmissionId).toMatch(/^cns_/);
+    const consentSearch = async () => {
+      const response = await call(service, 'POST', '/people/search', {
+        token: tenant.token,
+        body: { filter: { filters: [{ property: { propertyGroup: 'PERSON', propertyName: 'CONSENT_FORM_WAS_SUBMITTED' }, comparison: 'IS_TRUE' }] }, pageInfo: { size: 100 } },
+      });
+      expect(response.statusCode, response.body).toBe(200);
+      return response.json<{ results: { personId: string }[] }>().results.map((person) => person.personId).sort();
+    };
+    expect(await consentSearch()).toEqual([gone.personId, kept.personId, signupSubmission.personId].sort());
+
+    for (const personId of [gone.personId, signupSubmission.personId]) expect((await call(service, 'DELETE', `/people/${personId}`, { token: tenant.token })).statusCode).toBe(200);
+    expect(await consentSearch()).toEqual([kept.personId]);
+    const consentsOf = (personIds: string[]) =>
+      service.deps.db.selectFrom('consent_submissions').select('consent_submission_id').where('workspace_id', '=', tenant.workspaceId).where('person_id', 'in', personIds).orderBy('consent_submission_id').execute();
+    // Hidden at once, erased only by the purge.
+    expect(await consentsOf([gone.personId])).toHaveLength(2);
+
+    await setClock(new Date(deletedAt.getTime() + (PURGE_GRACE_DAYS + 1) * DAY_MS));
+    await runJobs(tenant);
+    expect(await consentsOf([gone.personId, signupSubmission.personId])).toEqual([]);
+    expect(await consentsOf([kept.personId])).toEqual([{ consent_submission_id: keptConsent.consentSubmissionId }]);
+    for (const consent of goneConsents) expect((await call(service, 'GET', `/consent-submissions/${consent.consentSubmissionId}`, { token: tenant.token })).statusCode).toBe(404);
+    const submissionRow = await service.deps.db.selectFrom('signup_submissions').select(['submission_id', 'consent_submission_id']).where('submission_id', '=', signup.submissionId).executeTakeFirstOrThrow();
+    expect(submissionRow).toEqual({ submission_id: signup.submissionId, consent_submission_id: null });
+    expect(await consentSearch()).toEqual([kept.personId]);
   });
 
   it('drops the stored file of an upload that never finished (its request died)', async () => {

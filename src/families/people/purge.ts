@@ -3,6 +3,7 @@ import type { Clock } from '../../clock.js';
 import type { DB } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { type JobHandler, type Schedule, sweepScope } from '../../jobs/queue.js';
+import { eraseConsentsOfPeople } from '../consent/writer.js';
 import * as importQueries from '../imports/queries.js';
 import { eraseMessagesOf } from '../messages/queries.js';
 
@@ -35,8 +36,8 @@ const ERASED_TABLES = ['people', 'population_members', 'person_unique_values', '
 /**
  * Erases, for good, the personal data of people deleted more than PURGE_GRACE_DAYS ago by the
  * service's clock: the row keeps its id (history that refers to it stays whole) but loses every
- * value that identifies the person; memberships and unique-value claims go. Each batch is one
- * transaction and only touches rows not purged yet, so a rerun does nothing twice.
+ * value that identifies the person; memberships, unique-value claims and consent submissions go.
+ * Each batch is one transaction and only touches rows not purged yet, so a rerun does nothing twice.
  *
  * It also closes imports that can no longer finish (their job failed for good, or the upload
  * died), deleting their stored files, which hold personal data. Those ages are measured in real
@@ -113,6 +114,8 @@ async function purgeBatch(db: Kysely<DB>, cutoff: string, now: string, workspace
     if (due.length === 0) return 0;
     const keys = JSON.stringify(due);
     const batch = sql`(select x.workspace_id, x.person_id from jsonb_to_recordset(${keys}::jsonb) as x(workspace_id text, person_id text))`;
+    // Their consents go too (the consent family erases them; signup submissions that named one keep their row).
+    await eraseConsentsOfPeople(transaction, due);
     await sql`delete from population_members where (workspace_id, person_id) in ${batch}`.execute(transaction);
     await sql`delete from person_unique_values where (workspace_id, person_id) in ${batch}`.execute(transaction);
     await eraseMessagesOf(transaction, batch);

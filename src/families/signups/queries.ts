@@ -63,17 +63,3 @@ export async function updateSubmission(db: Executor, workspaceId: string, submis
     .returningAll()
     .executeTakeFirstOrThrow();
 }
-
-export async function insertConsentSubmission(db: Executor, consent: { workspaceId: string; consentSubmissionId: string; personId: string; consentFormId: string; submittedAt: string }) {
-  await db
-    .insertInto('consent_submissions')
-    .values({
-      workspace_id: consent.workspaceId,
-      consent_submission_id: consent.consentSubmissionId,
-      person_id: consent.personId,
-      consent_form_id: consent.consentFormId,
-      study_id: null,
-      submitted_at: consent.submittedAt,
-    })
-    .execute();
-}

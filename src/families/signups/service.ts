@@ -13,6 +13,7 @@ import { findPopulationIds } from '../populations/queries.js';
 import * as queries from './queries.js';
 import type { CreateSignupFormBody, PublicSubmissionBody, ReviewSubmissionBody, SignupForm, SignupSubmission } from './schemas.js';
 import { recordEvents } from '../webhooks/outbox.js';
+import { recordConsent } from '../consent/writer.js';
 
 export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId'>;
 
@@ -177,8 +178,14 @@ async function submitInTransaction(db: Kysely<DB>, clock: Clock, workspaceId: st
   await peopleQueries.addMemberships(db, workspaceId, personId, [form.population_id], at);
   let consentSubmissionId: string | null = null;
   if (body.consentFormId !== undefined) {
-    consentSubmissionId = newId(idPrefixes.consentSubmission);
-    await queries.insertConsentSubmission(db, { workspaceId, consentSubmissionId, personId, consentFormId: body.consentFormId, submittedAt: at });
+    // The consent family records it (and its event), as POST /consent-submissions does.
+    const consent = await recordConsent(
+      db,
+      workspaceId,
+      { personId, studyId: null, signupFormId, consentFormId: body.consentFormId, formVersion: null, textSha256: null, source: 'SIGNUP_FORM', recordedByUserId: null, submittedAt: at },
+      at,
+    );
+    consentSubmissionId = consent.consent_submission_id;
   }
   const submissionId = newId(idPrefixes.signupSubmission);
   await queries.insertSubmission(db, {

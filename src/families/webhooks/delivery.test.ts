@@ -102,9 +102,9 @@ describe('webhook delivery', () => {
     await startImport(service, tenant, 'email\nimported@example.test\n');
     await startImport(service, tenant, 'email\n"unterminated@example.test\n');
     await runJobs(service, tenant);
-    // signup.submitted
+    // signup.submitted, and consent.submitted (the form carried a consent)
     const form = await createForm(service, tenant);
-    await submitted(service, form.signupFormId, { email: 'signup@example.test' });
+    await submitted(service, form.signupFormId, { email: 'signup@example.test', consentFormId: 'panel-terms' });
 
     const report = await runDue(tenant);
     expect(report.failed).toBe(0);

@@ -67,6 +67,15 @@ export const eventCatalogue = {
     },
     { description: 'Someone submitted a public signup form.' },
   ),
+  'consent.submitted': Type.Object(
+    {
+      consentSubmissionId: id('The consent submission: read it with GET /consent-submissions/{consentSubmissionId}.'),
+      personId: id('The person who consented.'),
+      studyId: Type.Union([Type.String(), Type.Null()], { description: 'The study consented to; null for a signup form\'s consent.' }),
+      signupFormId: Type.Union([Type.String(), Type.Null()], { description: 'The signup form consented on; null for a study consent.' }),
+    },
+    { description: 'A consent was recorded: through POST /consent-submissions, with a public signup form, or by a participant update (`consentFormSubmitted`).' },
+  ),
   'webhook.test': Type.Object(
     { endpointId: id('The endpoint tested.'), message: Type.String() },
     { description: 'Sent by POST /webhook-endpoints/{endpointId}/test, to that endpoint only; never subscribed to.' },

@@ -14,8 +14,8 @@ import { seededRandom } from '../../seed/demo-people.js';
  * searched through a service whose totals come from the counts and through one on the same
  * database that counts with SQL alone, comparing the total and every page; with random writes
  * between the rounds (people created, updated, deleted and opted out, participants added and
- * moved, a CSV import, messages delivered and bounced) that the counts must have caught up with
- * by the next search.
+ * moved, consents recorded, a CSV import, messages delivered and bounced) that the counts must
+ * have caught up with by the next search.
  */
 
 const ROUNDS = 20;
@@ -129,6 +129,9 @@ function randomLeaf(random: Random, panel: Panel, now: number, withParticipants:
     () => choice(person('POPULATION_MEMBERSHIP'), sets.populations, true),
     () => choice(person('PANEL_MEMBERSHIP'), sets.populations, true),
     () => choice(person('STUDY_MEMBERSHIP'), sets.studies, true),
+    // Read from the person's consent submissions.
+    () => flag(person('CONSENT_FORM_WAS_SUBMITTED')),
+    () => number(person('CONSENT_SUBMISSIONS'), counts),
     // Names the counts do not hold: the total is then SQL's, which the comparison covers too.
     () => ({ property: person('TOTAL_NUMBER_OF_INTERVIEWS_COMPLETED'), comparison: 'LESS_THAN', value: 1 }),
   ];
@@ -261,7 +264,7 @@ describe('search totals from the counts held in process', () => {
   /** A handful of writes of every kind, through the API where it has them. */
   async function randomWrites(round: number) {
     const live = await sql<{ person_id: string }>`select person_id from people where workspace_id = ${tenant.workspaceId} and deleted_at is null order by random() limit 8`.execute(service.deps.db);
-    const [a, b, c, d, e] = live.rows.map((row) => row.person_id);
+    const [a, b, c, d, e, f, g] = live.rows.map((row) => row.person_id);
     const created = await call(service, 'POST', '/people', {
       token: tenant.token,
       body: { email: uniqueEmail('garcia'), firstName: random.pick(firstNames.filter(Boolean)), properties: { [panel.age]: random.pick(ages), [panel.tier]: 'Gold', [panel.devices]: ['Web'] } },
@@ -281,6 +284,11 @@ describe('search totals from the counts held in process', () => {
     expect(added.statusCode, added.body).toBe(200);
     await mixParticipants(random);
     await sendSomeMessages();
+    // Consents: counted by the PERSON names at once, and a participant of the study is marked (PARTICIPANT.CONSENT_FORM_SUBMITTED).
+    for (const personId of [f, g, random.chance(0.5) ? d : undefined].filter((id) => id !== undefined)) {
+      const consent = await call(service, 'POST', '/consent-submissions', { token: tenant.token, body: { personId, studyId: random.pick(sets.studies), source: random.pick(['API', 'PAPER']) } });
+      expect(consent.statusCode, consent.body).toBe(201);
+    }
     if (round % 8 === 3) {
       const rows = Array.from({ length: 30 }, (_, index) => `${uniqueEmail(`import${index}`)},Imported,${random.pick(occupations.filter(Boolean))},${random.pick(ages)}`);
       const importId = await startImport(service, tenant, ['email,firstName,Occupation,Age', ...rows].join('\n'));
