@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { newId, newUnguessableId } from './ids.js';
+import fc from 'fast-check';
+import { formatId, newId, newUnguessableId } from './ids.js';
 
 describe('newId', () => {
   it('is a prefix and a 26-character Crockford ULID', () => {
@@ -46,5 +47,28 @@ describe('newUnguessableId', () => {
     // And newId keeps its monotonic steps for every other id.
     const [first, second] = [newId('x', 1_850_000_000_001), newId('x', 1_850_000_000_001)];
     expect(randomPart(second!) - randomPart(first!)).toBe(1n);
+  });
+});
+
+describe('formatId', () => {
+  /** The text as it was made before formatId: BigInt arithmetic, a character at a time. */
+  const reference = (prefix: string, time: number, random: bigint) => {
+    const encode = (value: bigint, length: number) => {
+      let text = '';
+      for (let i = 0; i < length; i++) {
+        text = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'[Number(value & 31n)] + text;
+        value >>= 5n;
+      }
+      return text;
+    };
+    return `${prefix}_${encode(BigInt(time), 10)}${encode(random, 16)}`;
+  };
+
+  it('writes the same text as the BigInt encoding, for any time and random bits', () => {
+    fc.assert(
+      fc.property(fc.constantFrom('x', 'per', 'sgf_wsp_01JD0000000000000000000000'), fc.integer({ min: 0, max: 2 ** 48 - 1 }), fc.bigInt({ min: 0n, max: (1n << 80n) - 1n }), (prefix, time, random) => {
+        expect(formatId(prefix, time, Number(random >> 40n), Number(random & ((1n << 40n) - 1n)))).toBe(reference(prefix, time, random));
+      }),
+    );
   });
 });

@@ -1,20 +1,43 @@
 import { randomBytes } from 'node:crypto';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-const RANDOM_BITS = 80n;
-const RANDOM_LIMIT = 1n << RANDOM_BITS;
+const ALPHABET = Buffer.from(CROCKFORD, 'latin1');
+/** Each half of the 80 random bits: 40 bits, 8 characters, exact in a double. */
+const HALF_MAX = 2 ** 40 - 1;
+/** Where ids are written; grown for a longer prefix. */
+let scratch = Buffer.alloc(64);
 
-function encode(value: bigint, length: number): string {
-  let text = '';
-  for (let i = 0; i < length; i++) {
-    text = CROCKFORD[Number(value & 31n)] + text;
-    value >>= 5n;
-  }
-  return text;
+/**
+ * The id's text, written into one buffer and read out as one flat string. Built a character at a
+ * time, with BigInt arithmetic, an id cost about 2 KB of garbage and came out as a chain of
+ * concatenations that outlived it until first flattened; an import makes one per person (issue 12:
+ * the import's promoted garbage).
+ */
+export function formatId(prefix: string, timeMs: number, high: number, low: number): string {
+  if (scratch.length < prefix.length + 27) scratch = Buffer.alloc(2 * (prefix.length + 27));
+  const buffer = scratch;
+  let at = buffer.write(prefix, 'latin1');
+  buffer[at++] = 0x5f; // _
+  let end = at + 10;
+  for (let index = end - 1, rest = timeMs; index >= at; index--, rest = Math.floor(rest / 32)) buffer[index] = ALPHABET[rest % 32]!;
+  at = end;
+  end = at + 8;
+  for (let index = end - 1, rest = high; index >= at; index--, rest = Math.floor(rest / 32)) buffer[index] = ALPHABET[rest % 32]!;
+  at = end;
+  end = at + 8;
+  for (let index = end - 1, rest = low; index >= at; index--, rest = Math.floor(rest / 32)) buffer[index] = ALPHABET[rest % 32]!;
+  return buffer.toString('latin1', 0, end);
+}
+
+/** 80 fresh random bits, as two 40-bit halves. */
+function randomHalves(): [number, number] {
+  const bytes = randomBytes(10);
+  return [bytes.readUIntBE(0, 5), bytes.readUIntBE(5, 5)];
 }
 
 let lastTime = -1;
-let lastRandom = 0n;
+let lastHigh = 0;
+let lastLow = 0;
 
 /**
  * Opaque identifiers: a readable prefix and a ULID (48-bit millisecond time, 80 random bits,
@@ -24,16 +47,19 @@ let lastRandom = 0n;
  */
 export function newId(prefix: string, nowMs: number = Date.now()): string {
   let time = nowMs;
-  let random: bigint;
-  if (time <= lastTime && lastRandom + 1n < RANDOM_LIMIT) {
+  let high: number;
+  let low: number;
+  if (time <= lastTime && (lastHigh < HALF_MAX || lastLow < HALF_MAX)) {
     time = lastTime;
-    random = lastRandom + 1n;
+    high = lastLow === HALF_MAX ? lastHigh + 1 : lastHigh;
+    low = lastLow === HALF_MAX ? 0 : lastLow + 1;
   } else {
-    random = BigInt(`0x${randomBytes(10).toString('hex')}`);
+    [high, low] = randomHalves();
   }
   lastTime = time;
-  lastRandom = random;
-  return `${prefix}_${encode(BigInt(time), 10)}${encode(random, 16)}`;
+  lastHigh = high;
+  lastLow = low;
+  return formatId(prefix, time, high, low);
 }
 
 /**
@@ -44,7 +70,8 @@ export function newId(prefix: string, nowMs: number = Date.now()): string {
  * millisecond sort in no particular order.
  */
 export function newUnguessableId(prefix: string, nowMs: number = Date.now()): string {
-  return `${prefix}_${encode(BigInt(nowMs), 10)}${encode(BigInt(`0x${randomBytes(10).toString('hex')}`), 16)}`;
+  const [high, low] = randomHalves();
+  return formatId(prefix, nowMs, high, low);
 }
 
 export const idPrefixes = {

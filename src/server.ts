@@ -1,6 +1,9 @@
-import { buildService } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
-import { DataDirLockedError } from './db/database.js';
+// Alone, and first: the young generation stays small while the rest loads (young-generation.ts).
+import { allowYoungGenerationGrowth } from './young-generation.js';
+
+// The service, loaded once young-generation.ts has run: ESM loads every static import before it
+// runs any module, so these are imported here rather than above.
+const [{ buildService }, { ConfigError, loadConfig }, { DataDirLockedError }] = await Promise.all([import('./app.js'), import('./config.js'), import('./db/database.js')]);
 
 async function main() {
   const config = loadConfig();
@@ -28,6 +31,7 @@ async function main() {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
   await app.listen({ host: config.host, port: config.port });
+  allowYoungGenerationGrowth();
   app.log.info({ store: service.deps.storeKind, rateLimitStore: config.redisUrl ? 'redis' : 'memory' }, `serving the API at http://${config.host}:${config.port}/v1`);
 }
 

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { PGlite } from '@electric-sql/pglite';
+import { textFor } from './jsonb-bytes.js';
 import {
   type CompiledQuery,
   type DatabaseConnection,
@@ -185,7 +186,7 @@ class PGliteConnection implements DatabaseConnection {
     const result =
       compiledQuery.parameters.length === 0
         ? ((await this.pglite.exec(compiledQuery.sql)).at(-1) ?? { rows: [], affectedRows: 0 })
-        : await this.pglite.query<R>(compiledQuery.sql, [...compiledQuery.parameters]);
+        : await this.pglite.query<R>(compiledQuery.sql, compiledQuery.parameters.map(textFor));
     const affected = result.affectedRows;
     return {
       rows: result.rows as R[],

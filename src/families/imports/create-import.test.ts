@@ -84,6 +84,43 @@ describe('POST /imports', () => {
     expect(claims).toEqual([{ value_key: 'A-2', person_id: known.personId }]);
   });
 
+  it('writes an email repeated in the file once, later cells winning and properties merging, whether the person is new or known', async () => {
+    const tenant = await createTenant(service);
+    const { Age, Nickname } = await createProperties(service, tenant, [
+      { name: 'Age', propertyType: 'NUMBER' },
+      { name: 'Nickname', propertyType: 'STRING' },
+    ]);
+    const populationId = await createPopulation(service, tenant);
+    const known = uniqueEmail('Known');
+    const fresh = uniqueEmail('fresh');
+    const other = uniqueEmail('other');
+    const person = await createPerson(service, tenant, { email: known, firstName: 'Old', lastName: 'Name', properties: { [Age!]: 30 } });
+    const importId = await startImport(
+      service,
+      tenant,
+      csvOf([
+        ['email', 'firstName', 'lastName', 'phone', 'Age', 'Nickname'],
+        [fresh, 'First', 'Fresh', '', 20, 'one'],
+        [known.toUpperCase(), 'New', '', '+1 555 0101', '', 'kn'],
+        [other, 'Other', '', '', '', ''],
+        [fresh.toUpperCase(), 'Second', '', '+1 555 0102', '', ''],
+        [known, '', 'Later', '', 31, ''],
+        [fresh, '', '', '', 22, 'three'],
+      ]),
+      { populationId },
+    );
+    expect(await settleImport(service, tenant, importId)).toEqual({ importId, status: 'COMPLETED', rowsTotal: 6, rowsImported: 6, rowsFailed: 0, errors: [] });
+
+    const people = await peopleByEmail(service, tenant.workspaceId);
+    expect(people.size).toBe(3);
+    expect(people.get(fresh)).toMatchObject({ email: fresh, first_name: 'Second', last_name: 'Fresh', phone: '+1 555 0102', import_source: 'CSV_IMPORT', last_import_id: importId });
+    expect(people.get(fresh)!.properties).toEqual({ [Age!]: 22, [Nickname!]: 'three' });
+    expect(people.get(known.toLowerCase())).toMatchObject({ person_id: person.personId, email: known, first_name: 'New', last_name: 'Later', phone: '+1 555 0101', last_import_id: importId });
+    expect(people.get(known.toLowerCase())!.properties).toEqual({ [Age!]: 31, [Nickname!]: 'kn' });
+    const members = await service.deps.db.selectFrom('population_members').select('person_id').where('population_id', '=', populationId).execute();
+    expect(members.map((member) => member.person_id).sort()).toEqual([...people.values()].map((row) => row.person_id).sort());
+  });
+
   it('creates a new person for the email of a deleted one, leaving the deleted one deleted', async () => {
     const tenant = await createTenant(service);
     const email = uniqueEmail('gone');

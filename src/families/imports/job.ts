@@ -5,14 +5,11 @@ import type { DB } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import type { Job, JobHandler } from '../../jobs/queue.js';
 import { loadPropertyCatalogue, type PropertyCatalogue } from '../people/values.js';
-import { type PersonUpsert, refreshPeopleStatistics, upsertPeopleBatch } from '../people/writer.js';
+import { PeopleRecords, type PersonUpsert, refreshPeopleStatistics, upsertPeopleBatch, upsertPeopleRecords } from '../people/writer.js';
 import { checkRow, type Column, type ImportedRow, resolveHeader } from './columns.js';
 import * as queries from './queries.js';
 import { IMPORT_ERRORS_KEPT_MAX } from './queries.js';
 import { IMPORT_BATCH_ROWS, IMPORT_QUEUE } from './service.js';
-
-/** The parser is fed stored chunks in slices of this size. */
-const PARSE_SLICE_BYTES = 64 * 1024;
 
 export interface ImportPayload {
   importId: string;
@@ -48,6 +45,18 @@ interface RowOutcome {
   row?: ImportedRow;
   message?: string;
 }
+
+interface RowFailure {
+  rowNumber: number;
+  message: string;
+}
+
+/**
+ * The rows of one batch. A file naming a unique property keeps its checked rows (`outcomes`, the
+ * refused ones among them): the unique claims are checked against the batch's people. Any other
+ * file's people go into `records` as they are checked, and its refused rows into `failures`.
+ */
+type Batch = { rows: number; outcomes: RowOutcome[] } | { rows: number; records: PeopleRecords; failures: RowFailure[] };
 
 /**
  * The import job: parses the stored file and upserts people by email, in batches. Each batch is
@@ -92,18 +101,21 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
   if (!started) return { importId, skipped: true };
 
   const catalogue = await loadPropertyCatalogue(db, workspaceId);
-  // Records are taken as the parser finds them (on_record), not from its readable side: a stream
-  // that fails drops what it had buffered, and the rows before a broken one must still go in.
-  let found: string[][] = [];
-  const parser = parse({
-    bom: true,
-    relax_column_count: true,
-    skip_empty_lines: true,
-    on_record: (record: string[]) => {
-      found.push(record);
-      return null;
-    },
-  });
+  // Records are taken as the parser finds them, not from its readable side: a stream that fails
+  // drops what it had buffered, and the rows before a broken one must still go in. Each is
+  // checked and put in its batch there and then, and is garbage at once (records kept until the
+  // parser had finished a piece were promoted to the old generation of V8's heap). The parser
+  // hands each record to push: taken there rather than through on_record, which makes two
+  // objects of the parser's counters for every record, and V8 took to allocating those straight
+  // in the old generation (pretenuring), where they stayed until its next full collection (issue
+  // 12: the first seconds of a large import grew the heap by 35 MB).
+  const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: true });
+  const pushed = parser.push.bind(parser);
+  parser.push = (record: string[] | null) => {
+    if (record === null) return pushed(null);
+    take(record);
+    return true;
+  };
   parser.on('error', () => {});
   parser.resume();
   const feed = (data?: Buffer) =>
@@ -117,7 +129,13 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
   let offset = resumeAfter;
   let dataRows = 0;
   let columns: Column[] | undefined;
-  let batch: RowOutcome[] = [];
+  let claimsUnique = false;
+  // A batch's records keep their bytes for a later batch once committed: two or three in all.
+  const spareRecords: PeopleRecords[] = [];
+  const newBatch = (): Batch => (claimsUnique ? { rows: 0, outcomes: [] } : { rows: 0, records: spareRecords.pop() ?? new PeopleRecords(), failures: [] });
+  let batch = newBatch();
+  /** Batches filled while a piece was parsed, committed once it has been. */
+  const filled: Batch[] = [];
   let batches = 0;
   const batchContext = { attempt: job.attempt, workspaceId, importId, populationId: started.population_id, catalogue };
   // One batch commits while the next is parsed: batches still commit one after another, in order,
@@ -125,24 +143,26 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
   let inFlight: Promise<void> = Promise.resolve();
   let written = 0;
   let analyzeAt = batchSize;
-  const commit = async () => {
-    if (batch.length === 0) return;
-    const rows = batch;
+  const commit = async (rows: Batch) => {
+    if (rows.rows === 0) return;
     const from = offset;
-    const next = offset + rows.length;
-    batch = [];
+    const next = offset + rows.rows;
     offset = next;
     const previous = inFlight;
     inFlight = (async () => {
       await previous;
-      if (columns?.some((column) => column.kind === 'property' && column.property.isUnique) && written >= analyzeAt) {
+      if (claimsUnique && written >= analyzeAt) {
         await refreshPeopleStatistics(db);
         analyzeAt = written * 2;
       }
       // Committed first, then told: an optional call would skip the commit with no listener.
       const committed = await commitBatch(db, clock, batchContext, rows, from, next);
+      if ('records' in rows) {
+        rows.records.clear();
+        spareRecords.push(rows.records);
+      }
       onRowsCommitted?.(committed);
-      written += rows.length;
+      written += rows.rows;
       batches++;
       await afterBatch?.(importId, batches);
       job.signal.throwIfAborted();
@@ -151,72 +171,80 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
     inFlight.catch(() => {});
     await previous;
   };
-  const take = async () => {
-    const records = found;
-    found = [];
-    for (const record of records) {
-      if (columns === undefined) {
-        const header = resolveHeader(record, catalogue, { ignoreUnknown: true });
-        // The upload checked the header; only a since-deleted property can differ, and it is ignored.
-        if (!header.ok) throw new Error(`The header of import ${importId} no longer resolves`);
-        columns = header.columns;
-        continue;
-      }
-      dataRows++;
-      if (dataRows <= resumeAfter) continue;
-      const checked = checkRow(columns, record);
-      batch.push(checked.ok ? { rowNumber: dataRows, row: checked.row } : { rowNumber: dataRows, message: checked.message });
-      if (batch.length >= batchSize) await commit();
+  const take = (record: string[]) => {
+    if (columns === undefined) {
+      const header = resolveHeader(record, catalogue, { ignoreUnknown: true });
+      // The upload checked the header; only a since-deleted property can differ, and it is ignored.
+      if (!header.ok) throw new Error(`The header of import ${importId} no longer resolves`);
+      columns = header.columns;
+      claimsUnique = columns.some((column) => column.kind === 'property' && column.property.isUnique);
+      if ('records' in batch) spareRecords.push(batch.records);
+      batch = newBatch();
+      return;
     }
+    dataRows++;
+    if (dataRows <= resumeAfter) return;
+    const checked = checkRow(columns, record);
+    if ('outcomes' in batch) batch.outcomes.push(checked.ok ? { rowNumber: dataRows, row: checked.row } : { rowNumber: dataRows, message: checked.message });
+    else if (checked.ok) batch.records.add(checked.row);
+    else batch.failures.push({ rowNumber: dataRows, message: checked.message });
+    batch.rows++;
+    if (batch.rows >= batchSize) {
+      filled.push(batch);
+      batch = newBatch();
+    }
+  };
+  const commitFilled = async () => {
+    for (const rows of filled.splice(0)) await commit(rows);
   };
 
   let broken = false;
   try {
-    // One stored chunk at a time (memory stays flat in the file's size), the next one read while
-    // this one is parsed and its batches commit. The parser gets a chunk in slices, and its
-    // records are taken after each: a whole chunk's records at once would all live long enough
-    // to be promoted to the old generation of the heap, which then grows before it is collected.
-    const readStored = (index: number) => {
-      const reading = queries.readChunk(db, workspaceId, importId, index).then((stored) => {
+    // The stored file a piece at a time (memory stays flat in the file's size), the next piece
+    // read while this one is parsed and its batches commit. A whole chunk's bytes at once would
+    // live long enough to be promoted to the old generation of the heap, and stay outside it
+    // until that is next collected.
+    const readPiece = (index: number, start: number) => {
+      const reading = queries.readChunkPiece(db, workspaceId, importId, index, start).then((stored) => {
         if (!stored) throw new Error(`Chunk ${index} of import ${importId} is missing`);
         return Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
       });
       // Awaited in the loop below; a run that stops before then must not leave it unhandled.
       reading.catch(() => {});
-      return reading;
+      return { index, start, reading };
     };
-    let reading = started.chunk_count > 0 ? readStored(0) : undefined;
-    for (let index = 0; index <= started.chunk_count && !broken; index++) {
-      const slices: (Buffer | undefined)[] = [];
-      if (reading) {
-        const data = await reading;
-        reading = index + 1 < started.chunk_count ? readStored(index + 1) : undefined;
-        for (let start = 0; start < data.length; start += PARSE_SLICE_BYTES) slices.push(data.subarray(start, start + PARSE_SLICE_BYTES));
-      } else {
-        slices.push(undefined);
+    let next = started.chunk_count > 0 ? readPiece(0, 0) : undefined;
+    while (!broken) {
+      // No piece left: the parser is told the file ended.
+      let slice: Buffer | undefined;
+      if (next) {
+        const { index, start } = next;
+        slice = await next.reading;
+        // A full piece may be followed by more of its chunk; a shorter one ends it.
+        next = slice.length === queries.CHUNK_PIECE_BYTES ? readPiece(index, start + slice.length) : index + 1 < started.chunk_count ? readPiece(index + 1, 0) : undefined;
+        if (slice.length === 0) continue;
       }
-      for (const slice of slices) {
-        try {
-          await feed(slice);
-        } catch (error) {
-          if (!(error instanceof CsvError)) throw error;
-          broken = true;
-        }
-        await take();
-        if (broken) break;
-        // Parsing settles through callbacks and promises alone, which never let the event loop
-        // read a socket: the database's answers to the batch in flight would wait for a whole
-        // chunk's parsing, and the database with them. A turn of the loop per slice lets the
-        // batch's next statement go out as soon as its last one is done.
-        await new Promise<void>((resolve) => setImmediate(resolve));
+      try {
+        await feed(slice);
+      } catch (error) {
+        if (!(error instanceof CsvError)) throw error;
+        broken = true;
       }
+      await commitFilled();
+      if (broken || slice === undefined) break;
+      // Parsing settles through callbacks and promises alone, which never let the event loop
+      // read a socket: the database's answers to the batch in flight would wait for a whole
+      // chunk's parsing, and the database with them. A turn of the loop per piece lets the
+      // batch's next statement go out as soon as its last one is done.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
   } catch (error) {
     // No commit of this run may land after it has given up: the next run starts from what is committed.
     await inFlight.catch(() => {});
     throw error;
   }
-  await commit();
+  await commitFilled();
+  await commit(batch);
   await inFlight;
   if (broken) {
     // The file itself is broken here: what came before went in; the rest cannot be read reliably.
@@ -297,39 +325,22 @@ interface Upsert extends PersonUpsert {
   rowNumbers: number[];
 }
 
-async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, batch: RowOutcome[], expectedOffset: number, nextOffset: number): Promise<CommittedRows> {
-  const { workspaceId, importId, catalogue } = context;
+async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, batch: Batch, expectedOffset: number, nextOffset: number): Promise<CommittedRows> {
+  const { workspaceId, importId } = context;
   const now = clock.now().toISOString();
   return inTransaction(db, async (transaction) => {
     const guard = await fence(transaction, context, expectedOffset, now);
-
-    const upserts = new Map<string, Upsert>();
-    const failures: { rowNumber: number; message: string }[] = [];
-    for (const outcome of batch) {
-      if (!outcome.row) {
-        failures.push({ rowNumber: outcome.rowNumber, message: outcome.message! });
-        continue;
-      }
-      const row = outcome.row;
-      const upsert = upserts.get(row.emailKey) ?? { emailKey: row.emailKey, email: row.email, rowNumbers: [], properties: {} };
-      upsert.rowNumbers.push(outcome.rowNumber);
-      if (row.firstName !== undefined) upsert.firstName = row.firstName;
-      if (row.lastName !== undefined) upsert.lastName = row.lastName;
-      if (row.phone !== undefined) upsert.phone = row.phone;
-      Object.assign(upsert.properties, row.properties);
-      upserts.set(row.emailKey, upsert);
+    let imported: number;
+    let failures: RowFailure[];
+    if ('records' in batch) {
+      // The people family writes the people, and their memberships.
+      await upsertPeopleRecords(transaction, workspaceId, batch.records, { importId, populationId: context.populationId, at: now });
+      imported = batch.records.count;
+      failures = batch.failures;
+    } else {
+      ({ imported, failures } = await upsertOutcomes(transaction, context, batch.outcomes, now));
     }
 
-    const all = [...upserts.values()];
-    // The people family writes the people: lookups, unique claims, the upsert and memberships.
-    const refusals = await upsertPeopleBatch(transaction, workspaceId, all, { catalogue, importId, populationId: context.populationId, at: now });
-    const good = all.filter((_, index) => refusals[index] === undefined);
-    all.forEach((upsert, index) => {
-      const failure = refusals[index];
-      if (failure !== undefined) for (const rowNumber of upsert.rowNumbers) failures.push({ rowNumber, message: failure });
-    });
-
-    const imported = good.reduce((sum, upsert) => sum + upsert.rowNumbers.length, 0);
     failures.sort((a, b) => a.rowNumber - b.rowNumber);
     const kept = failures.slice(0, Math.max(0, IMPORT_ERRORS_KEPT_MAX - guard.error_count));
     if (kept.length > 0) {
@@ -352,4 +363,35 @@ async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, 
       .execute();
     return { imported, failed: failures.length };
   });
+}
+
+/** A batch of checked rows (a file naming a unique property): rows of one email merged, then written, some refused. */
+async function upsertOutcomes(transaction: Kysely<DB>, context: BatchContext, outcomes: RowOutcome[], now: string) {
+  const { workspaceId, importId, catalogue } = context;
+  const upserts = new Map<string, Upsert>();
+  const failures: RowFailure[] = [];
+  for (const outcome of outcomes) {
+    if (!outcome.row) {
+      failures.push({ rowNumber: outcome.rowNumber, message: outcome.message! });
+      continue;
+    }
+    const row = outcome.row;
+    const upsert = upserts.get(row.emailKey) ?? { emailKey: row.emailKey, email: row.email, rowNumbers: [], properties: {} };
+    upsert.rowNumbers.push(outcome.rowNumber);
+    if (row.firstName !== undefined) upsert.firstName = row.firstName;
+    if (row.lastName !== undefined) upsert.lastName = row.lastName;
+    if (row.phone !== undefined) upsert.phone = row.phone;
+    Object.assign(upsert.properties, row.properties);
+    upserts.set(row.emailKey, upsert);
+  }
+
+  const all = [...upserts.values()];
+  // The people family writes the people: lookups, unique claims, the upsert and memberships.
+  const refusals = await upsertPeopleBatch(transaction, workspaceId, all, { catalogue, importId, populationId: context.populationId, at: now });
+  const good = all.filter((_, index) => refusals[index] === undefined);
+  all.forEach((upsert, index) => {
+    const failure = refusals[index];
+    if (failure !== undefined) for (const rowNumber of upsert.rowNumbers) failures.push({ rowNumber, message: failure });
+  });
+  return { imported: good.reduce((sum, upsert) => sum + upsert.rowNumbers.length, 0), failures };
 }

@@ -7,6 +7,7 @@
  * holds the rule: it fails when code outside src/families/people/ writes either table.
  */
 import { type Kysely, sql, type Updateable } from 'kysely';
+import { JsonbBytes } from '../../db/jsonb-bytes.js';
 import type { DB, PeopleTable, PropertyValue } from '../../db/schema.js';
 import { idPrefixes, newId } from '../../ids.js';
 import * as queries from './queries.js';
@@ -241,11 +242,8 @@ async function checkUniqueValues(db: Kysely<DB>, workspaceId: string, catalogue:
 const uniquePropertyIds = (catalogue: PropertyCatalogue) => [...catalogue.values()].filter((property) => property.isUnique).map((property) => property.propertyId);
 
 /**
- * Upserts the batch's people by email, in one statement: a new email inserts a person, a live
- * person's email updates the fields the rows filled. The unique email index settles which, as
- * the arbiter of ON CONFLICT: no lookup to plan, and an API request creating the same email
- * meanwhile is waited for and then updated rather than failing the batch. Then the unique
- * claims and population memberships, for the people as they came out.
+ * Upserts the batch's people by email, in one statement (peopleUpsert), then the unique claims
+ * and population memberships, for the people as they came out.
  */
 async function writePeople(db: Kysely<DB>, workspaceId: string, options: UpsertPeopleBatchOptions, pendings: Pending[]) {
   if (pendings.length === 0) return;
@@ -264,18 +262,7 @@ async function writePeople(db: Kysely<DB>, workspaceId: string, options: UpsertP
   // The people's ids are needed only for their unique claims and population memberships.
   const needsIds = claimsUnique || options.populationId !== null;
   const { rows: written } = await sql<{ person_id: string; email_key: string }>`
-    insert into people (workspace_id, person_id, email, first_name, last_name, phone, properties, import_source, last_import_id, imported_at, created_at, updated_at)
-    select ${workspaceId}, r.person_id, r.email, r.first_name, r.last_name, r.phone, r.properties, 'CSV_IMPORT', ${importId}, ${now}, ${now}, ${now}
-    from jsonb_to_recordset(${JSON.stringify(records)}::jsonb)
-      as r(person_id text, email text, first_name text, last_name text, phone text, properties jsonb)
-    on conflict (workspace_id, lower(email)) where deleted_at is null do update set
-      first_name = coalesce(excluded.first_name, people.first_name),
-      last_name = coalesce(excluded.last_name, people.last_name),
-      phone = coalesce(excluded.phone, people.phone),
-      properties = people.properties || excluded.properties,
-      last_import_id = excluded.last_import_id,
-      imported_at = excluded.imported_at,
-      updated_at = excluded.updated_at
+    ${peopleUpsert(workspaceId, importId, now, JSON.stringify(records))}
     ${needsIds ? sql`returning person_id, lower(email) as email_key` : sql``}
   `.execute(db);
   const personIds = new Map(written.map((row) => [row.email_key, row.person_id]));
@@ -354,4 +341,195 @@ export async function markUnreachable(transaction: Kysely<DB>, bounces: readonly
     returning p.workspace_id, p.person_id, b.at
   `.execute(transaction);
   return result.rows.map((row) => ({ workspaceId: row.workspace_id, personId: row.person_id, at: row.at }));
+}
+
+/**
+ * The import's upsert of people by email, from a jsonb array of records: a new email inserts a
+ * person, a live person's email updates the fields the record fills. The unique email index
+ * settles which, as the arbiter of ON CONFLICT: no lookup to plan, and an API request creating the
+ * same email meanwhile is waited for and then updated rather than failing the batch.
+ */
+function peopleUpsert(workspaceId: string, importId: string, now: string, records: string | JsonbBytes) {
+  return sql`
+    insert into people (workspace_id, person_id, email, first_name, last_name, phone, properties, import_source, last_import_id, imported_at, created_at, updated_at)
+    select ${workspaceId}, r.person_id, r.email, r.first_name, r.last_name, r.phone, r.properties, 'CSV_IMPORT', ${importId}, ${now}, ${now}, ${now}
+    from jsonb_to_recordset(${records}::jsonb)
+      as r(person_id text, email text, first_name text, last_name text, phone text, properties jsonb)
+    on conflict (workspace_id, lower(email)) where deleted_at is null do update set
+      first_name = coalesce(excluded.first_name, people.first_name),
+      last_name = coalesce(excluded.last_name, people.last_name),
+      phone = coalesce(excluded.phone, people.phone),
+      properties = people.properties || excluded.properties,
+      last_import_id = excluded.last_import_id,
+      imported_at = excluded.imported_at,
+      updated_at = excluded.updated_at
+  `;
+}
+
+/** The version byte of jsonb's binary format, which JsonbBytes begins with. */
+const JSONB_VERSION = 1;
+
+/**
+ * An import batch's people whose file names no unique property, written as each row is checked:
+ * each person's record goes at once into bytes outside V8's heap, and the row's objects die
+ * young. Held as objects until the batch committed, the rows of the batch being committed and of
+ * the one being parsed meanwhile outlived the young generation and were promoted, a kilobyte or
+ * two per row, and V8 let the old generation grow to four times what was live before collecting
+ * it (issue 12: the import's peak RSS).
+ *
+ * A batch may hold an email twice (any case). One statement cannot upsert a person twice, so a
+ * repeated email starts the next statement, which updates the person the earlier one wrote: the
+ * same person in the end as one upsert of the rows merged (later cells win; properties merge).
+ */
+export class PeopleRecords {
+  private buffer: Buffer;
+  private length = 0;
+  /** Each statement's parameter: where its bytes start (the version byte) and end. */
+  private readonly ranges: number[] = [];
+  private start = -1;
+  /** Hashes of the current statement's emails: a collision only starts a statement early. */
+  private readonly emails = new HashSet32();
+  /** People (rows) added. */
+  count = 0;
+
+  constructor(initialBytes = 1024 * 1024) {
+    this.buffer = Buffer.allocUnsafe(initialBytes);
+  }
+
+  add(upsert: PersonUpsert): void {
+    const hash = emailHash(upsert.emailKey);
+    if (this.start >= 0 && this.emails.has(hash)) this.close();
+    const record = JSON.stringify({
+      person_id: newId(idPrefixes.person),
+      email: upsert.email,
+      first_name: upsert.firstName ?? null,
+      last_name: upsert.lastName ?? null,
+      phone: upsert.phone ?? null,
+      properties: upsert.properties,
+    });
+    // Room for the record in UTF-8 (at most three bytes a UTF-16 unit), its separator and the
+    // closing bracket, and the opening of a statement.
+    this.reserve(record.length * 3 + 4);
+    if (this.start < 0) {
+      this.start = this.length;
+      this.buffer[this.length++] = JSONB_VERSION;
+      this.buffer[this.length++] = 0x5b; // [
+    } else {
+      this.buffer[this.length++] = 0x2c; // ,
+    }
+    this.length += this.buffer.write(record, this.length, 'utf8');
+    this.emails.add(hash);
+    this.count++;
+  }
+
+  /** The parameters of the batch's statements, in order. */
+  parameters(): JsonbBytes[] {
+    if (this.start >= 0) this.close();
+    const parameters: JsonbBytes[] = [];
+    for (let index = 0; index < this.ranges.length; index += 2) parameters.push(new JsonbBytes(this.buffer.subarray(this.ranges[index], this.ranges[index + 1])));
+    return parameters;
+  }
+
+  /** Empties the batch, keeping its bytes for the next one. */
+  clear(): void {
+    this.length = 0;
+    this.ranges.length = 0;
+    this.start = -1;
+    this.emails.clear();
+    this.count = 0;
+  }
+
+  private close() {
+    this.reserve(1);
+    this.buffer[this.length++] = 0x5d; // ]
+    this.ranges.push(this.start, this.length);
+    this.start = -1;
+    this.emails.clear();
+  }
+
+  private reserve(bytes: number) {
+    if (this.length + bytes <= this.buffer.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.length + bytes));
+    this.buffer.copy(grown, 0, 0, this.length);
+    this.buffer = grown;
+  }
+}
+
+/** FNV-1a over the email's UTF-16 units, never 0 (HashSet32's empty slot). */
+function emailHash(emailKey: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < emailKey.length; index++) hash = Math.imul(hash ^ emailKey.charCodeAt(index), 0x01000193);
+  return hash === 0 ? 1 : hash;
+}
+
+/**
+ * A set of non-zero 32-bit numbers in one typed array, reused from batch to batch (open
+ * addressing, linear probing, at most half full). A Set of a batch's thousands of hashes grew
+ * by reallocating its table, each one then promoted to the old generation of V8's heap.
+ */
+class HashSet32 {
+  private slots = new Int32Array(1 << 10);
+  private size = 0;
+
+  has(value: number): boolean {
+    const mask = this.slots.length - 1;
+    for (let index = value & mask; ; index = (index + 1) & mask) {
+      const held = this.slots[index]!;
+      if (held === (value | 0)) return true;
+      if (held === 0) return false;
+    }
+  }
+
+  add(value: number): void {
+    if (2 * (this.size + 1) > this.slots.length) this.grow();
+    const mask = this.slots.length - 1;
+    for (let index = value & mask; ; index = (index + 1) & mask) {
+      const held = this.slots[index]!;
+      if (held === (value | 0)) return;
+      if (held === 0) {
+        this.slots[index] = value;
+        this.size++;
+        return;
+      }
+    }
+  }
+
+  clear(): void {
+    if (this.size === 0) return;
+    this.slots.fill(0);
+    this.size = 0;
+  }
+
+  private grow() {
+    const old = this.slots;
+    this.slots = new Int32Array(old.length * 2);
+    this.size = 0;
+    for (const value of old) if (value !== 0) this.add(value);
+  }
+}
+
+/**
+ * Upserts an import batch's people (PeopleRecords: no unique-property values), one statement per
+ * run of distinct emails, in the caller's transaction, with the same effect as upsertPeopleBatch
+ * (which a file naming a unique property goes through). Every person written joins
+ * `populationId`, in the same statement (skipped if that population is gone).
+ */
+export async function upsertPeopleRecords(transaction: Kysely<DB>, workspaceId: string, records: PeopleRecords, options: Omit<UpsertPeopleBatchOptions, 'catalogue'>): Promise<void> {
+  assertTransaction(transaction);
+  const { importId, populationId, at: now } = options;
+  for (const parameter of records.parameters()) {
+    const upsert = peopleUpsert(workspaceId, importId, now, parameter);
+    if (populationId === null) {
+      await upsert.execute(transaction);
+      continue;
+    }
+    await sql`
+      with written as (${upsert} returning person_id)
+      insert into population_members (workspace_id, population_id, person_id, added_at)
+      select ${workspaceId}, ${populationId}, w.person_id, ${now}
+      from written w
+      where exists (select 1 from populations where workspace_id = ${workspaceId} and population_id = ${populationId})
+      on conflict do nothing
+    `.execute(transaction);
+  }
 }
