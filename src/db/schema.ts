@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, GeneratedAlways, Insertable, Selectable, Updateable } from 'kysely';
 
 /** Timestamps are read as ISO 8601 strings (see the type parsers in database.ts). */
 type Timestamp = ColumnType<string, string, string>;
@@ -255,6 +255,8 @@ export interface PeopleTable {
   workspace_id: string;
   person_id: string;
   email: string | null;
+  /** lower(email), stored (migration 20261129000000_people_email_key): what the unique index, sorts and comparisons read. */
+  email_key: GeneratedAlways<string | null>;
   first_name: string | null;
   last_name: string | null;
   phone: string | null;

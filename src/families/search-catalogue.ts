@@ -1,6 +1,7 @@
 import type { Catalogue } from '../search/catalogue.js';
-import { describePropertyNames } from '../search/names-doc.js';
-import { filterSchemas } from '../search/schemas.js';
+import { comparisonsByType } from '../search/compile.js';
+import { describePropertyNames, searchNameEntries } from '../search/names-doc.js';
+import { filterSchemas, MAX_FILTERS, MAX_GROUP_LEVEL } from '../search/schemas.js';
 import { incentiveNames } from './incentives/search-names.js';
 import { participantNames } from './participants/search-names.js';
 import { personNames } from './people/search-names.js';
@@ -16,5 +17,14 @@ export const catalogue: Catalogue = {
   loadContext: segmentContext,
 };
 
-/** The filter grammar's schemas, RootFilter described by this catalogue's names: the one place the OpenAPI document lists them. */
-export const searchSchemas = filterSchemas(describePropertyNames(catalogue));
+/**
+ * The filter grammar's schemas, RootFilter described by this catalogue's names: the one place the
+ * OpenAPI document lists them, in words (the description) and as data for clients
+ * (`x-search-names`, `x-comparisons`, `x-filter-limits`: the console's filter builder reads them
+ * through the SDK).
+ */
+export const searchSchemas = filterSchemas(describePropertyNames(catalogue), {
+  'x-search-names': searchNameEntries(catalogue),
+  'x-comparisons': comparisonsByType,
+  'x-filter-limits': { filters: MAX_FILTERS, groupLevel: MAX_GROUP_LEVEL },
+});

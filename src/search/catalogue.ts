@@ -50,6 +50,11 @@ export interface PropertyDefinition {
   membership?: Membership;
   /** Never null: a keyset page can then start with one row comparison, which an index in sort order answers. */
   notNull?: boolean;
+  /**
+   * An email's lower() as a stored column: compared and sorted by instead of the expression, which
+   * under row-level security could never be an index condition (lower() is not leakproof).
+   */
+  folded?: (ctx: CompileContext) => RawBuilder<unknown>;
   /** What the value is, for the OpenAPI description (catalogue names only; custom properties are the workspace's own). */
   meaning?: string;
   /**

@@ -63,7 +63,11 @@ export interface CompileOptions {
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
 const COUNTRY = /^[A-Za-z]{2}$/;
-const EARTH_RADIUS_KM = 6371.0088;
+export const EARTH_RADIUS_KM = 6371.0088;
+
+/** A location's coordinate as float8, null unless the jsonb holds a number there (the counts read the same). */
+export const locationCoordinate = (value: RawBuilder<unknown>, name: 'lat' | 'lng') =>
+  sql<number | null>`(case when jsonb_typeof(${value} -> ${sql.lit(name)}) = 'number' then cast(${value} ->> ${sql.lit(name)} as float8) end)`;
 
 export const isGroup = (item: Filter | FilterGroup): item is FilterGroup => 'filters' in item;
 
@@ -100,7 +104,8 @@ export const complements: Partial<Record<Comparison, Comparison>> = {
   IS_NOT_EMPTY: 'IS_EMPTY',
 };
 
-const comparisonsByType: Record<ValueType, readonly Comparison[]> = {
+/** The comparisons each value type admits; the document gives the table to clients as `x-comparisons`. */
+export const comparisonsByType: Record<ValueType, readonly Comparison[]> = {
   text: ['EQUALS', 'NOT_EQUALS', 'CONTAINS', 'NOT_CONTAINS', 'STARTS_WITH', 'IN', 'NOT_IN'],
   email: ['EQUALS', 'NOT_EQUALS', 'CONTAINS', 'NOT_CONTAINS', 'STARTS_WITH', 'IN', 'NOT_IN'],
   number: ['EQUALS', 'NOT_EQUALS', 'GREATER_THAN', 'GREATER_THAN_OR_EQUAL', 'LESS_THAN', 'LESS_THAN_OR_EQUAL', 'BETWEEN'],
@@ -235,7 +240,7 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
     switch (type) {
       case 'text':
       case 'email': {
-        const folded = type === 'email' ? sql`lower(${value})` : value;
+        const folded = type === 'email' ? (definition.folded?.(context) ?? sql`lower(${value})`) : value;
         const fold = (text: RawBuilder<unknown>) => (type === 'email' ? sql`lower(${text})` : text);
         if (comparison === 'EQUALS') return sql<SqlBool>`${folded} = ${fold(sql`cast(${read.string(raw, path)} as text)`)}`;
         if (comparison === 'IN') {
@@ -248,8 +253,9 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
         // starts_with could not): the needle's %, _ and \ are quoted with a backslash, LIKE's default
         // escape, so it matches literally, and an empty needle still matches every value that is not null.
         const needle = sql`lower(cast(${read.string(raw, path).replace(/[\\%_]/g, '\\$&')} as text))`;
-        if (comparison === 'CONTAINS') return sql<SqlBool>`(lower(${value}) like ('%' || ${needle} || '%'))`;
-        return sql<SqlBool>`(lower(${value}) like (${needle} || '%'))`;
+        const lowered = type === 'email' ? folded : sql`lower(${value})`;
+        if (comparison === 'CONTAINS') return sql<SqlBool>`(${lowered} like ('%' || ${needle} || '%'))`;
+        return sql<SqlBool>`(${lowered} like (${needle} || '%'))`;
       }
       case 'number': {
         const operators: Partial<Record<Comparison, string>> = {
@@ -322,13 +328,14 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
         if (lat < -90 || lat > 90) throw badRequest('lat must be from -90 to 90', [...path, 'lat']);
         if (lng < -180 || lng > 180) throw badRequest('lng must be from -180 to 180', [...path, 'lng']);
         if (km < 0) throw badRequest('km must not be negative', [...path, 'km']);
-        const coordinate = (name: string) => sql`(case when jsonb_typeof(${value} -> ${sql.lit(name)}) = 'number' then cast(${value} ->> ${sql.lit(name)} as float8) end)`;
+        const coordinate = (name: 'lat' | 'lng') => locationCoordinate(value, name);
         const float = (n: number) => sql`cast(${String(n)} as float8)`;
-        // Haversine; least() keeps rounding from pushing asin's argument past 1.
-        return sql<SqlBool>`(2 * ${sql.lit(EARTH_RADIUS_KM)} * asin(least(1, sqrt(
+        // Haversine; least() keeps rounding from pushing asin's argument past 1. least() also skips
+        // nulls, which would put a person without coordinates half the earth away: they never match.
+        return sql<SqlBool>`(${coordinate('lat')} is not null and ${coordinate('lng')} is not null and (2 * ${sql.lit(EARTH_RADIUS_KM)} * asin(least(1, sqrt(
           power(sin(radians(${coordinate('lat')} - ${float(lat)}) / 2), 2)
           + cos(radians(${float(lat)})) * cos(radians(${coordinate('lat')})) * power(sin(radians(${coordinate('lng')} - ${float(lng)}) / 2), 2)
-        )))) <= ${float(km)}`;
+        )))) <= ${float(km)})`;
       }
     }
   };
@@ -375,7 +382,7 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
     const rowAlwaysThere = !options.optionalGroups?.has(sort.propertyGroup);
     guard(definition);
     const value = definition.value(context);
-    const key = definition.type === 'email' ? sql`lower(${value})` : definition.type === 'location' ? sql`(${value} ->> 'country')` : value;
+    const key = definition.type === 'email' ? (definition.folded?.(context) ?? sql`lower(${value})`) : definition.type === 'location' ? sql`(${value} ->> 'country')` : value;
     const sortKey: SortKey = { key, sqlType: sortTypes[definition.type], direction: sort.operator, notNull: (definition.notNull ?? false) && rowAlwaysThere };
     return sortKey.notNull ? sortKey : orderedNulls(sortKey);
   }

@@ -14,6 +14,41 @@ const typeWords: Record<ValueType, string> = {
   location: 'location',
 };
 
+/** One name as the document's `x-search-names` lists it: what a client (the console's filter builder) needs to offer it. */
+export interface SearchNameEntry {
+  name: string;
+  type: ValueType;
+  meaning?: string;
+  /** enum: its values. */
+  options?: string[];
+}
+
+/**
+ * The names the service computes, per group, in a structure a client can read (the RootFilter
+ * schema's `x-search-names`, generated into the SDK as `searchNames`), in the reference's order
+ * and then the service's own. The description's tables say the same in words.
+ */
+export function searchNameEntries(catalogue: Catalogue): Record<PropertyGroup, SearchNameEntry[]> {
+  const entries = {} as Record<PropertyGroup, SearchNameEntry[]>;
+  for (const group of Object.keys(referenceNames) as PropertyGroup[]) {
+    const computable = catalogue.names[group];
+    const names = [...referenceNames[group], ...Object.keys(computable).filter((name) => !isReferenceName(group, name))];
+    entries[group] = names.flatMap((name) => {
+      const definition = Object.hasOwn(computable, name) ? computable[name] : undefined;
+      if (!definition) return [];
+      return [
+        {
+          name,
+          type: definition.type,
+          ...(definition.meaning ? { meaning: definition.meaning } : {}),
+          ...(definition.type === 'enum' && definition.options ? { options: definition.options.map((option) => option.name) } : {}),
+        },
+      ];
+    });
+  }
+  return entries;
+}
+
 const groupIntro: Record<PropertyGroup, string> = {
   PERSON: 'the person',
   PARTICIPANT: "the participant of the study searched (in a signup-submission search: the person's participant of `studyId`)",

@@ -105,7 +105,7 @@ export const exampleRootFilter = {
  * define: it is given (describePropertyNames over their catalogue) by whoever registers the
  * schemas, src/families/search-catalogue.ts, since the engine imports no family.
  */
-const rootFilterSchema = (description: string) =>
+const rootFilterSchema = (description: string, extensions: Record<string, unknown>) =>
   Type.Object(
     {
       operator: Type.Optional(operator),
@@ -118,12 +118,23 @@ const rootFilterSchema = (description: string) =>
       description,
       additionalProperties: false,
       examples: [exampleRootFilter],
+      ...extensions,
     },
   );
 export type RootFilter = Static<ReturnType<typeof rootFilterSchema>>;
 
-/** The filter grammar's schemas, registered with the app once: RootFilter described as `rootFilterDescription` says. */
-export const filterSchemas = (rootFilterDescription: string) => [PropertyRef, Filter, FilterGroup, Sort, rootFilterSchema(rootFilterDescription)];
+/**
+ * The filter grammar's schemas, registered with the app once: RootFilter described as
+ * `rootFilterDescription` says, carrying `extensions` (`x-…` keys the document keeps for clients:
+ * the names and comparisons in a structure, which the SDK generates into code).
+ */
+export const filterSchemas = (rootFilterDescription: string, extensions: Record<`x-${string}`, unknown> = {}) => [
+  PropertyRef,
+  Filter,
+  FilterGroup,
+  Sort,
+  rootFilterSchema(rootFilterDescription, extensions),
+];
 
 /** A RootFilter in a body: a reference to the registered schema (filterSchemas). */
 export const rootFilterRef = (options: { description?: string } = {}) => Type.Unsafe<RootFilter>({ ...options, $ref: 'RootFilter' });

@@ -21,7 +21,7 @@ export async function findPersonById(db: Executor, workspaceId: string, personId
 /** The live person with this email (case-insensitive, as the unique index compares). */
 export async function findPersonByEmail(db: Executor, workspaceId: string, email: string, options: { forUpdate?: boolean } = {}) {
   return livePeople(db, workspaceId)
-    .where(sql<string>`lower(email)`, '=', sql<string>`lower(${email})`)
+    .where(sql<string>`email_key`, '=', sql<string>`lower(${email})`)
     .selectAll()
     .$if(options.forUpdate === true, (query) => query.forUpdate())
     .executeTakeFirst();
@@ -115,7 +115,7 @@ export async function softDeletePeople(db: Executor, workspaceId: string, match:
     .where((eb) =>
       eb.or([
         ...(personIds.length > 0 ? [eb('person_id', 'in', personIds)] : []),
-        ...(emails.length > 0 ? [eb(sql<string>`lower(email)`, 'in', emails.map((email) => sql<string>`lower(${email})`))] : []),
+        ...(emails.length > 0 ? [eb(sql<string>`email_key`, 'in', emails.map((email) => sql<string>`lower(${email})`))] : []),
       ]),
     )
     .returning('person_id')

@@ -189,6 +189,7 @@ const cases: Record<string, Case[]> = {
     ['WITHIN_KM near', () => ({ property: custom('home'), comparison: 'WITHIN_KM', value: { lat: 51.5, lng: -0.12, km: 10 } }), ['ann']],
     ['WITHIN_KM far (London to Paris is ~344 km)', () => ({ property: custom('home'), comparison: 'WITHIN_KM', value: { lat: 51.5, lng: -0.12, km: 400 } }), ['ann', 'bob']],
     ['WITHIN_KM at the very point', () => ({ property: custom('home'), comparison: 'WITHIN_KM', value: { lat: 48.8566, lng: 2.3522, km: 0 } }), ['bob']],
+    ['WITHIN_KM past half the earth: everyone with coordinates, nobody without', () => ({ property: custom('home'), comparison: 'WITHIN_KM', value: { lat: -51.5, lng: 179.88, km: 20_100 } }), ['ann', 'bob']],
     ['COUNTRY_IS ignores case of the code', () => ({ property: custom('home'), comparison: 'COUNTRY_IS', value: ['gb'] }), ['ann', 'cat']],
     ['IS_EMPTY (a location stored as text reads as empty)', () => ({ property: custom('home'), comparison: 'IS_EMPTY' }), ['dan']],
   ],

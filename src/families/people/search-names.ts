@@ -36,7 +36,7 @@ export const personNames: Record<string, PropertyDefinition> = {
   FIRST_NAME: core('FIRST_NAME', 'text', 'the first name', column('first_name'), { ...ownRow, personalData: true }),
   LAST_NAME: core('LAST_NAME', 'text', 'the last name', column('last_name'), { ...ownRow, personalData: true }),
   // Only a purged person has no email (people's check), and purged people are deleted: searches read live ones alone.
-  EMAIL: core('EMAIL', 'email', 'the primary email (compared without regard to case)', column('email'), { ...ownRow, personalData: true, notNull: true }),
+  EMAIL: core('EMAIL', 'email', 'the primary email (compared without regard to case)', column('email'), { ...ownRow, personalData: true, notNull: true, folded: column('email_key') }),
   PHONE: core('PHONE', 'text', 'the primary phone', column('phone'), { ...ownRow, personalData: true }),
   IMPORT_SOURCE: core('IMPORT_SOURCE', 'text', 'how the person came in by import (CSV_IMPORT for a CSV file)', column('import_source'), ownRow),
   IMPORT_DATE: core('IMPORT_DATE', 'datetime', 'when an import last wrote the person', column('imported_at'), ownRow),

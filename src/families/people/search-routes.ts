@@ -19,7 +19,7 @@ const description = [
     'Every negative comparison (NOT_EQUALS, NOT_CONTAINS, NOT_IN, NOT_IN_LAST_DAYS, IS_NONE_OF, HAS_NONE_OF, IS_NOT_EMPTY) is the exact complement of its positive one, so it also matches people without a value. ' +
     'Dates (YYYY-MM-DD) cover their UTC day: BEFORE is before the day, AFTER after it, BETWEEN [from, to] includes both; IN_LAST_DAYS n means from now minus n×24 h up to now, by the service clock. ' +
     'IS_FALSE matches an explicit false only. Text is empty when null or ""; a multi select when it has no option. POPULATION_MEMBERSHIP takes population ids (an unknown one is a 404) and sorts by the number of populations. ' +
-    'WITHIN_KM measures great-circle distance from the location\'s lat/lng; COUNTRY_IS compares its country code.',
+    'WITHIN_KM measures great-circle distance from the location\'s lat/lng (a location without both never matches, whatever km); COUNTRY_IS compares its country code.',
   'Sort: any name above or (propertyGroup PERSON) a custom property id as propertyName; nulls last in both directions, ties broken by personId; the default is personId ascending. ' +
     'Paging through a result while people are added or removed shows no one twice and misses no one who matched throughout; a cursor is bound to its filter and sort (another\'s is a 400).',
   `Filtering or sorting on EMAIL, PHONE, NAME, FIRST_NAME, LAST_NAME or a property flagged isPII or isPHI needs the personal-data right (403 otherwise). ${maskingNote}`,

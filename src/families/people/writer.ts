@@ -196,7 +196,7 @@ async function lockPeopleByEmail(db: Kysely<DB>, workspaceId: string, emailKeys:
     from jsonb_array_elements_text(${JSON.stringify(emailKeys)}::jsonb) as e(email_key)
     cross join lateral (
       select person_id from people
-      where workspace_id = ${workspaceId} and deleted_at is null and lower(email) = e.email_key
+      where workspace_id = ${workspaceId} and deleted_at is null and email_key = e.email_key
       limit 1
       for update
     ) p
@@ -263,7 +263,7 @@ async function writePeople(db: Kysely<DB>, workspaceId: string, options: UpsertP
   const needsIds = claimsUnique || options.populationId !== null;
   const { rows: written } = await sql<{ person_id: string; email_key: string }>`
     ${peopleUpsert(workspaceId, importId, now, JSON.stringify(records))}
-    ${needsIds ? sql`returning person_id, lower(email) as email_key` : sql``}
+    ${needsIds ? sql`returning person_id, email_key` : sql``}
   `.execute(db);
   const personIds = new Map(written.map((row) => [row.email_key, row.person_id]));
   const personOf = (upsert: PersonUpsert) => {
@@ -355,7 +355,7 @@ function peopleUpsert(workspaceId: string, importId: string, now: string, record
     select ${workspaceId}, r.person_id, r.email, r.first_name, r.last_name, r.phone, r.properties, 'CSV_IMPORT', ${importId}, ${now}, ${now}, ${now}
     from jsonb_to_recordset(${records}::jsonb)
       as r(person_id text, email text, first_name text, last_name text, phone text, properties jsonb)
-    on conflict (workspace_id, lower(email)) where deleted_at is null do update set
+    on conflict (workspace_id, email_key) where deleted_at is null do update set
       first_name = coalesce(excluded.first_name, people.first_name),
       last_name = coalesce(excluded.last_name, people.last_name),
       phone = coalesce(excluded.phone, people.phone),

@@ -257,3 +257,57 @@ describe('Column: instants', () => {
     expect(column.exact).toBe(false);
   });
 });
+
+describe('Column: haystack', () => {
+  const slotsOf = (bits: { slots(): Generator<number> }) => [...bits.slots()];
+
+  it('finds substrings and prefixes in texts of any script, never across two texts, and empty needles in every text', () => {
+    const column = columnOf('haystack', ['ana.garcia@example.com', null, 'zoë@garcia.es', '', 'bengarc', 'ia@x.org']);
+    expect(slotsOf(column.substringBitset('garcia', false, 6))).toEqual([0, 2]);
+    expect(slotsOf(column.substringBitset('garc', true, 6))).toEqual([]);
+    expect(slotsOf(column.substringBitset('ana', true, 6))).toEqual([0]);
+    expect(slotsOf(column.substringBitset('ë@', false, 6))).toEqual([2]);
+    expect(slotsOf(column.substringBitset('', false, 6))).toEqual([0, 2, 3, 4, 5]);
+    expect(slotsOf(column.substringBitset('', true, 6))).toEqual([0, 2, 3, 4, 5]);
+    expect(matching(column.test.substring('.org', false), 6)).toEqual([5]);
+  });
+
+  it('follows replaced and removed texts, also through compactions', () => {
+    const column = columnOf('haystack', ['a@one', 'b@two']);
+    for (let round = 0; round < 5_000; round++) column.set(round % 2, `${round % 2 === 0 ? 'a' : 'b'}@round${round}`);
+    expect(slotsOf(column.substringBitset('round4998', false, 2))).toEqual([0]);
+    expect(slotsOf(column.substringBitset('round4999', false, 2))).toEqual([1]);
+    expect(slotsOf(column.substringBitset('round', false, 2))).toEqual([0, 1]);
+    expect(slotsOf(column.substringBitset('one', false, 2))).toEqual([]);
+    column.set(0, null);
+    expect(slotsOf(column.substringBitset('@', false, 2))).toEqual([1]);
+    column.grow(3);
+    column.set(2, 'c@round4999');
+    expect(slotsOf(column.substringBitset('round4999', false, 3))).toEqual([1, 2]);
+  });
+});
+
+describe('Column: location', () => {
+  const london = [51.5074, -0.1278] as const;
+  const haversine = (lat: number, lng: number) => {
+    const radians = (degrees: number) => degrees * (Math.PI / 180);
+    const a = Math.sin(radians(lat - london[0]) / 2) ** 2 + Math.cos(radians(london[0])) * Math.cos(radians(lat)) * Math.sin(radians(lng - london[1]) / 2) ** 2;
+    return 2 * 6371.0088 * Math.asin(Math.min(1, Math.sqrt(a)));
+  };
+
+  it('is certain away from the bound, leaves distances within a metre of it to SQL, and never matches a missing coordinate', () => {
+    const column = columnOf('location', ['51.5074 -0.1278', '51.7520 -1.2577', '48.8566 2.3522', null, '-51.5074 179.8722', 'x 1']);
+    const oxford = haversine(51.752, -1.2577);
+    const near = column.withinKm(london[0], london[1], 100, undefined, 6);
+    expect([...near.certain.slots()]).toEqual([0, 1]);
+    expect(near.doubtful.count()).toBe(0);
+    const atOxford = column.withinKm(london[0], london[1], oxford, undefined, 6);
+    expect([...atOxford.certain.slots()]).toEqual([0]);
+    expect([...atOxford.doubtful.slots()]).toEqual([1]);
+    expect([...column.withinKm(london[0], london[1], oxford + 0.01, undefined, 6).certain.slots()]).toEqual([0, 1]);
+    const everywhere = column.withinKm(london[0], london[1], 20_100, undefined, 6);
+    expect([...everywhere.certain.slots()]).toEqual([0, 1, 2, 4]);
+    // Only the domain's slots are visited.
+    expect([...column.withinKm(london[0], london[1], 20_100, Int32Array.of(2, 3), 6).certain.slots()]).toEqual([2]);
+  });
+});

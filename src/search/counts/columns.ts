@@ -1,9 +1,17 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { ValueType } from '../catalogue.js';
+import { EARTH_RADIUS_KM } from '../compile.js';
 import { Bitset, wordsFor } from './bitset.js';
 
 /** Past this many distinct values a codes column keeps no bitset per value (names, free text): its tests scan. */
 const MAX_VALUE_BITSETS = 512;
+/** The earth's radius as compile.ts's WITHIN_KM uses it. */
+const EARTH_RADIUS = EARTH_RADIUS_KM;
+/**
+ * Distances within this of a WITHIN_KM bound are decided by SQL: libm's and V8's sin, cos and
+ * asin differ by an ulp or so, which asin amplifies near antipodes to about 1e-4 km.
+ */
+const DOUBT_KM = 0.001;
 
 /** A range of doubles: every comparison of numbers and instants in the filter language is one. */
 export interface Range {
@@ -24,9 +32,12 @@ export const inRange = (range: Range) => (value: number) =>
  * - micros: date-times as microseconds since the epoch, exact (PostgreSQL's own precision);
  * - boolean: -1 none, 0 false, 1 true;
  * - multi: one bitset per option of a multi-select, and whether the value is a non-empty array;
- * - instants: a list of instants per position (microseconds), counted within a window at search time.
+ * - instants: a list of instants per position (microseconds), counted within a window at search time;
+ * - haystack: lowered texts of many distinct values (emails), as UTF-8 in one buffer, each after a
+ *   NUL (which no PostgreSQL text holds), searched for substrings without a dictionary of strings;
+ * - location: a location's lat and lng as doubles (NaN when either is not a number).
  */
-export type ColumnKind = 'codes' | 'number' | 'micros' | 'boolean' | 'multi' | 'instants';
+export type ColumnKind = 'codes' | 'number' | 'micros' | 'boolean' | 'multi' | 'instants' | 'haystack' | 'location';
 
 /** The column kind a value type is counted with; email (compared lowered) and the rest are not. */
 export function columnKindOf(type: ValueType): ColumnKind | undefined {
@@ -55,6 +66,8 @@ export function readExpression(kind: ColumnKind, value: RawBuilder<unknown>): Ra
     case 'number':
     case 'multi':
     case 'instants':
+    case 'haystack':
+    case 'location':
       return sql`cast(${value} as text)`;
     case 'micros':
       return sql`cast(extract(epoch from ${value}) * 1000000 as text)`;
@@ -97,6 +110,21 @@ export class Column {
   private instantPool = new Float64Array(0);
   private instantEnd = 0;
   private instantWaste = 0;
+  /**
+   * Haystack: segment s is hayBytes[segmentStart[s] .. segmentStart[s + 1]), a NUL and the text,
+   * held for position segmentPosition[s] (-1 once replaced); haySegment[p] is p's segment (-1: no
+   * value). Segments are appended in order, so a byte offset finds its segment by binary search;
+   * replaced ones are dropped by compaction when half the bytes are waste.
+   */
+  private hayBytes = Buffer.alloc(0);
+  private hayEnd = 0;
+  private hayWaste = 0;
+  private haySegment = new Int32Array(0);
+  private segmentStart = new Int32Array(0);
+  private segmentPosition = new Int32Array(0);
+  private segments = 0;
+  private latitudes = new Float64Array(0);
+  private longitudes = new Float64Array(0);
   private words = 0;
   readonly dictionary = new Map<string, number>();
 
@@ -124,6 +152,15 @@ export class Column {
         if (this.instantCount.length < positions) {
           this.instantStart = enlarge(this.instantStart, positions, 0);
           this.instantCount = enlarge(this.instantCount, positions, 0);
+        }
+        return;
+      case 'haystack':
+        if (this.haySegment.length < positions) this.haySegment = enlarge(this.haySegment, positions, -1);
+        return;
+      case 'location':
+        if (this.latitudes.length < positions) {
+          this.latitudes = enlarge(this.latitudes, positions, Number.NaN);
+          this.longitudes = enlarge(this.longitudes, positions, Number.NaN);
         }
         return;
       case 'multi': {
@@ -162,7 +199,142 @@ export class Column {
         return;
       case 'instants':
         this.setInstants(position, raw === null ? [] : (JSON.parse(String(raw)) as string[]));
+        return;
+      case 'haystack':
+        this.setText(position, raw === null ? undefined : String(raw));
+        return;
+      case 'location':
+        this.setLocation(position, raw === null ? undefined : String(raw));
     }
+  }
+
+  private setText(position: number, text: string | undefined): void {
+    const replaced = this.haySegment[position]!;
+    if (replaced >= 0) {
+      this.segmentPosition[replaced] = -1;
+      this.hayWaste += this.segmentEnd(replaced) - this.segmentStart[replaced]!;
+      this.haySegment[position] = -1;
+    }
+    if (text === undefined) return;
+    const length = Buffer.byteLength(text, 'utf8') + 1;
+    if (this.hayEnd + length > this.hayBytes.length || this.segments === this.segmentStart.length) this.compactHay(length);
+    this.hayBytes[this.hayEnd] = 0;
+    this.hayBytes.write(text, this.hayEnd + 1, 'utf8');
+    this.segmentStart[this.segments] = this.hayEnd;
+    this.segmentPosition[this.segments] = position;
+    this.haySegment[position] = this.segments;
+    this.segments++;
+    this.hayEnd += length;
+  }
+
+  private segmentEnd(segment: number): number {
+    return segment + 1 < this.segments ? this.segmentStart[segment + 1]! : this.hayEnd;
+  }
+
+  /** Copies the live segments, in order, into room for `more` bytes and one more segment. */
+  private compactHay(more: number): void {
+    let liveSegments = 0;
+    for (let segment = 0; segment < this.segments; segment++) if (this.segmentPosition[segment]! >= 0) liveSegments++;
+    const bytes = Buffer.alloc(Math.max(65_536, Math.ceil((this.hayEnd - this.hayWaste + more) * 1.5)));
+    const starts = new Int32Array(Math.max(64, Math.ceil((liveSegments + 1) * 1.5)));
+    const owners = new Int32Array(starts.length);
+    let end = 0;
+    let next = 0;
+    for (let segment = 0; segment < this.segments; segment++) {
+      const position = this.segmentPosition[segment]!;
+      if (position < 0) continue;
+      const start = this.segmentStart[segment]!;
+      const length = this.segmentEnd(segment) - start;
+      this.hayBytes.copy(bytes, end, start, start + length);
+      starts[next] = end;
+      owners[next] = position;
+      this.haySegment[position] = next;
+      next++;
+      end += length;
+    }
+    this.hayBytes = bytes;
+    this.segmentStart = starts;
+    this.segmentPosition = owners;
+    this.segments = next;
+    this.hayEnd = end;
+    this.hayWaste = 0;
+  }
+
+  /** The segment a byte offset lies in: the last one starting at or before it. */
+  private segmentAt(offset: number): number {
+    let low = 0;
+    let high = this.segments - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >>> 1;
+      if (this.segmentStart[middle]! <= offset) low = middle;
+      else high = middle - 1;
+    }
+    return low;
+  }
+
+  /**
+   * The positions whose text holds `needle` (or starts with it), by searching the one buffer: a
+   * match cannot straddle two texts, since the needle holds no NUL and every text starts after one.
+   * An empty needle matches every text, as LIKE '%' does every value that is not null.
+   */
+  substringBitset(needle: string, prefix: boolean, positions: number): Bitset {
+    const bits = Bitset.empty(positions);
+    const owned = Math.min(positions, this.haySegment.length);
+    if (needle === '') {
+      for (let position = 0; position < owned; position++) if (this.haySegment[position]! >= 0) bits.add(position);
+      return bits;
+    }
+    const pattern = Buffer.from(prefix ? `\0${needle}` : needle, 'utf8');
+    const hay = this.hayBytes.subarray(0, this.hayEnd);
+    let from = 0;
+    for (;;) {
+      const at = hay.indexOf(pattern, from);
+      if (at < 0) return bits;
+      const segment = this.segmentAt(at);
+      const position = this.segmentPosition[segment]!;
+      if (position >= 0 && position < positions) bits.add(position);
+      from = this.segmentEnd(segment);
+    }
+  }
+
+  private setLocation(position: number, text: string | undefined): void {
+    const [lat, lng] = text === undefined ? [] : text.split(' ').map(Number);
+    const known = lat !== undefined && lng !== undefined && Number.isFinite(lat) && Number.isFinite(lng);
+    this.latitudes[position] = known ? lat : Number.NaN;
+    this.longitudes[position] = known ? lng : Number.NaN;
+  }
+
+  /**
+   * WITHIN_KM as compile.ts writes it (haversine over PostgreSQL's float8), split in two: the
+   * positions certainly within `km`, and those whose distance lies so near `km` (DOUBT_KM) that
+   * JavaScript's sin/cos/asin and the database's could round to different sides: SQL decides those.
+   * A latitude difference alone bounds the distance from below, which skips most positions cheaply.
+   */
+  withinKm(lat: number, lng: number, km: number, slots: Int32Array | undefined, positions: number): { certain: Bitset; doubtful: Bitset } {
+    const certain = Bitset.empty(positions);
+    const doubtful = Bitset.empty(positions);
+    const radians = (degrees: number) => degrees * (Math.PI / 180);
+    const cosLat = Math.cos(radians(lat));
+    const latitudeReach = ((km + DOUBT_KM) / EARTH_RADIUS) * (180 / Math.PI) * (1 + 1e-9);
+    const latitudes = this.latitudes;
+    const longitudes = this.longitudes;
+    const visit = (position: number) => {
+      const other = latitudes[position]!;
+      // NaN (no location) fails this test too.
+      if (!(Math.abs(other - lat) <= latitudeReach)) return;
+      const a = Math.sin(radians(other - lat) / 2) ** 2 + cosLat * Math.cos(radians(other)) * Math.sin(radians(longitudes[position]! - lng) / 2) ** 2;
+      const distance = 2 * EARTH_RADIUS * Math.asin(Math.min(1, Math.sqrt(a)));
+      if (Math.abs(distance - km) <= DOUBT_KM) doubtful.add(position);
+      else if (distance <= km) certain.add(position);
+    };
+    const held = Math.min(positions, latitudes.length);
+
+    if (slots) {
+      for (let index = 0; index < slots.length; index++) if (slots[index]! < held) visit(slots[index]!);
+    } else {
+      for (let position = 0; position < held; position++) visit(position);
+    }
+    return { certain, doubtful };
   }
 
   private setInstants(position: number, texts: readonly string[]): void {
@@ -375,6 +547,10 @@ export class Column {
       return (position: number) => accepts(position < this.instantCount.length ? this.instantsWithin(position, low, high) : 0);
     },
     flag: (wanted: -1 | 0 | 1) => (position: number) => this.flags[position] === wanted,
+    substring: (needle: string, prefix: boolean) => {
+      const bits = this.substringBitset(needle, prefix, this.haySegment.length);
+      return (position: number) => bits.has(position);
+    },
     noOptions: () => (position: number) => (this.nonEmpty[position >>> 5]! & (1 << (position & 31))) === 0,
     options: (names: readonly string[], all: boolean) => {
       const sets = names.map((name) => this.options.get(this.dictionary.get(name) ?? -1));

@@ -73,7 +73,7 @@ export class SearchCounts {
     if (started) {
       const { transaction, columns } = started;
       try {
-        const sqlLeaves = await this.sqlLeaves(transaction, workspace, plan, studyId, columns.slots);
+        const sqlLeaves = await this.sqlLeaves(transaction, workspace, plan, studyId, columns);
         const matched = combine(plan, columns, sqlLeaves).and(columns.domain.bits);
         const total = matched.count();
         answer = { total, page: await page(transaction, { total, personNos: () => personNosOf(matched, columns.personNos, total) }) };
@@ -224,7 +224,8 @@ export class SearchCounts {
   }
 
   /** The SQL leaves' matches, each one statement in the count's snapshot, as person slots. */
-  private async sqlLeaves(transaction: Kysely<DB>, workspace: WorkspaceCounts, plan: CountPlan, studyId: string | undefined, slots: number): Promise<Map<CountPlan, Bitset>> {
+  private async sqlLeaves(transaction: Kysely<DB>, workspace: WorkspaceCounts, plan: CountPlan, studyId: string | undefined, columns: ColumnPhase): Promise<Map<CountPlan, Bitset>> {
+    const { slots, doubts, personNos: personNoOf, leaves: certain } = columns;
     const leaves = new Map<CountPlan, Bitset>();
     for (const leaf of leavesOf(plan, 'sql')) {
       if (leaf.kind !== 'sql') continue;
@@ -240,6 +241,15 @@ export class SearchCounts {
                 join people as p on p.workspace_id = pt.workspace_id and p.person_id = pt.person_id
               where pt.workspace_id = ${workspace.workspaceId} and pt.study_id = ${studyId} and p.deleted_at is null and ${leaf.condition}`.execute(transaction);
       leaves.set(leaf, workspace.bitsOf(rows.map((row) => row.person_no), slots));
+    }
+    // A split leaf's doubtful people, decided one by one by its condition: a few, or none at all.
+    for (const [leaf, doubtful] of doubts) {
+      if (leaf.kind !== 'split') continue;
+      const personNos = [...doubtful.slots()].map((slot) => personNoOf[slot]!);
+      const { rows } = await sql<{ person_no: number }>`
+        select p.person_no from people as p
+        where p.workspace_id = ${workspace.workspaceId} and p.person_no = any(cast(${`{${personNos.join(',')}}`} as int4[])) and p.deleted_at is null and ${leaf.condition}`.execute(transaction);
+      leaves.set(leaf, certain.get(leaf)!.or(workspace.bitsOf(rows.map((row) => row.person_no), slots)));
     }
     return leaves;
   }
@@ -287,14 +297,14 @@ function personNosOf(matched: Bitset, personNoOf: Int32Array, total: number): In
   return personNos;
 }
 
-function leavesOf(plan: CountPlan, kind: 'column' | 'sql'): CountPlan[] {
+function leavesOf(plan: CountPlan, kind: 'column' | 'split' | 'sql'): CountPlan[] {
   if (plan.kind === 'and' || plan.kind === 'or') return plan.items.flatMap((item) => leavesOf(item, kind));
   if (plan.kind === 'not') return leavesOf(plan.item, kind);
   return plan.kind === kind ? [plan] : [];
 }
 
 function needsOf(plan: CountPlan, studyId: string | undefined): CountNeeds {
-  const specs = leavesOf(plan, 'column').flatMap((leaf) => (leaf.kind === 'column' ? [leaf.column] : []));
+  const specs = [...leavesOf(plan, 'column'), ...leavesOf(plan, 'split')].flatMap((leaf) => (leaf.kind === 'column' || leaf.kind === 'split' ? [leaf.column] : []));
   const unique = (source: ColumnSpec['source']) => [...new Map(specs.filter((spec) => spec.source === source).map((spec) => [spec.key, spec])).values()];
   return { personColumns: unique('person'), studyId, participantColumns: unique('participant') };
 }
@@ -313,6 +323,8 @@ function combine(plan: CountPlan, columns: ColumnPhase, sqlLeaves: Map<CountPlan
       return combine(plan.item, columns, sqlLeaves).not();
     case 'column':
       return columns.leaves.get(plan)!;
+    case 'split':
+      return sqlLeaves.get(plan) ?? columns.leaves.get(plan)!;
     case 'sql':
       return sqlLeaves.get(plan)!;
   }

@@ -36,6 +36,15 @@ const occupations = ['Engineer', 'engineer', 'Nurse', 'Teacher', 'Software engin
 const firstNames = ['Ana', 'Ben', 'Chloé', 'Dev', '', 'ana'];
 const ages = [0, 17, 18, 25, 25.5, 40, 64, 65, 99, -3];
 const countries = ['GB', 'US', 'DE', 'FR'];
+// Points near a few centres; WITHIN_KM also asks for exactly the distance to one of them, which
+// the counts leave in doubt for SQL to decide.
+const centres: [number, number][] = [[51.5074, -0.1278], [48.8566, 2.3522], [40.7128, -74.006], [-33.8688, 151.2093]];
+const homes: [number, number][] = centres.flatMap(([lat, lng]) => [[lat, lng], [lat + 0.3, lng - 0.2], [lat - 0.05, lng + 0.41], [-lat, lng > 0 ? lng - 180 : lng + 180]] as [number, number][]);
+function haversineKm([lat1, lng1]: [number, number], [lat2, lng2]: [number, number]): number {
+  const radians = (degrees: number) => degrees * (Math.PI / 180);
+  const a = Math.sin(radians(lat2 - lat1) / 2) ** 2 + Math.cos(radians(lat1)) * Math.cos(radians(lat2)) * Math.sin(radians(lng2 - lng1) / 2) ** 2;
+  return 2 * 6371.0088 * Math.asin(Math.min(1, Math.sqrt(a)));
+}
 
 function seedPerson(random: Random, panel: Panel, now: number): PersonSeed {
   const properties: Record<string, unknown> = {};
@@ -48,7 +57,10 @@ function seedPerson(random: Random, panel: Panel, now: number): PersonSeed {
   if (random.chance(0.7)) properties[panel.hasCar] = random.chance(0.05) ? 'yes' : random.chance(0.5);
   if (random.chance(0.7)) properties[panel.tier] = random.chance(0.05) ? 7 : random.pick(['Gold', 'Silver']);
   if (random.chance(0.7)) properties[panel.devices] = random.chance(0.05) ? 'iOS' : random.some(['iOS', 'Android', 'Web'], 2).slice(0, random.int(3));
-  if (random.chance(0.5)) properties[panel.home] = { country: random.pick(countries) };
+  if (random.chance(0.5)) {
+    const [lat, lng] = random.chance(0.5) ? random.pick(homes) : (([lat, lng]) => [lat + (random.int(200) - 100) / 100, lng + (random.int(200) - 100) / 100])(random.pick(centres));
+    properties[panel.home] = random.chance(0.7) ? { country: random.pick(countries), lat, lng } : { country: random.pick(countries) };
+  }
   return {
     email: uniqueEmail(random.pick(['garcia', 'smith', 'lee'])),
     firstName: random.chance(0.9) ? random.pick(firstNames) : null,
@@ -113,6 +125,11 @@ function randomLeaf(random: Random, panel: Panel, now: number, withParticipants:
     () => choice(custom(panel.tier), ['Gold', 'Silver', panel.tierGold], false),
     () => choice(custom(panel.devices), ['iOS', 'Android', 'Web', panel.devicesAndroid], true),
     () => (random.chance(0.5) ? { property: custom(panel.home), comparison: 'COUNTRY_IS', value: random.some(countries) } : empty(custom(panel.home))),
+    () => {
+      const centre = random.pick(centres);
+      const km = random.chance(0.4) ? haversineKm(centre, random.pick(homes)) : random.pick([0, 1, 30, 60, 150, 1000, 20_100]);
+      return { property: custom(panel.home), comparison: 'WITHIN_KM', value: { lat: centre[0], lng: centre[1], km } };
+    },
     () => flag(person('OPTED_OUT')),
     () => choice(person('CONTACT_STATUS'), ['CONTACTABLE', 'OPTED_OUT', 'UNREACHABLE'], false),
     () => datetime(person('LAST_CHANGED_AT')),

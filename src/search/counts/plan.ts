@@ -1,6 +1,6 @@
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import { type Catalogue, type CompileContext, computableName, type PropertyDefinition } from '../catalogue.js';
-import { complements, isGroup, read } from '../compile.js';
+import { complements, isGroup, locationCoordinate, read } from '../compile.js';
 import type { Comparison, Filter, FilterGroup, RootFilter } from '../schemas.js';
 import { DAY_MS } from '../sql.js';
 import type { Bitset } from './bitset.js';
@@ -24,9 +24,10 @@ export interface ColumnSpec {
 }
 
 /**
- * A filter as the counts evaluate it: the same tree, each leaf either a test of a held column or,
- * for what no column answers exactly (substrings, emails compared lowered, locations), the leaf's
- * SQL condition, run in the same snapshot. Comparisons that also match people with no value
+ * A filter as the counts evaluate it: the same tree, each leaf a test of a held column, a split
+ * test (a column answers all but the few people its SQL condition must decide: distances), or, for
+ * what no column answers exactly (non-ASCII substrings, emails compared lowered), the leaf's SQL
+ * condition, run in the same snapshot. Comparisons that also match people with no value
  * (NOT_EQUALS, IS_NONE_OF, …) are `not` of their positive leaf, as in compile.ts.
  */
 export type CountPlan =
@@ -34,7 +35,15 @@ export type CountPlan =
   | { kind: 'and' | 'or'; items: CountPlan[] }
   | { kind: 'not'; item: CountPlan }
   | { kind: 'column'; column: ColumnSpec; test: (column: Column) => (position: number) => boolean; bits?: WordWide }
+  | { kind: 'split'; column: ColumnSpec; split: SplitTest; condition: RawBuilder<SqlBool> }
   | { kind: 'sql'; source: CountSource; condition: RawBuilder<SqlBool> };
+
+/**
+ * A test a held column answers for all but a few positions: those it leaves in doubt (a distance
+ * within rounding of its bound) are decided by the leaf's SQL condition, for those people only, in
+ * the count's snapshot. Over person slots: every slot (`slots` undefined) or the domain's.
+ */
+export type SplitTest = (column: Column, slots: Int32Array | undefined, positions: number) => { certain: Bitset; doubtful: Bitset };
 
 export interface PlanOptions {
   catalogue: Catalogue;
@@ -99,11 +108,21 @@ function planFilter(filter: Filter, options: PlanOptions): CountPlan | undefined
     return complement ? { kind: 'not', item: positive } : positive;
   }
   const kind = columnKindOf(definition.type);
-  const substring = definition.type === 'text' ? substringTest(comparison, filter.value) : undefined;
+  // Emails are nearly all distinct: a dictionary of them would hold a string per person.
+  const haystack = definition.type === 'email';
+  const substring = definition.type === 'text' || haystack ? substringTest(comparison, filter.value, haystack) : undefined;
   if (substring) {
-    const column: ColumnSpec = { source, key: `${key}:lower`, kind: 'codes', value: sql`lower(${definition.value(options.context)})`, lowered: true };
+    const column: ColumnSpec = { source, key: `${key}:lower`, kind: haystack ? 'haystack' : 'codes', value: sql`lower(${definition.value(options.context)})`, lowered: true };
     const positive: CountPlan = { kind: 'column', column, ...substring };
     return complement ? { kind: 'not', item: positive } : positive;
+  }
+  if (definition.type === 'location' && comparison === 'WITHIN_KM' && source === 'person') {
+    const { lat, lng, km } = filter.value as { lat: number; lng: number; km: number };
+    const value = definition.value(options.context);
+    const latitude = locationCoordinate(value, 'lat');
+    const longitude = locationCoordinate(value, 'lng');
+    const column: ColumnSpec = { source, key: `${key}:lat-lng`, kind: 'location', value: sql`(cast(${latitude} as text) || ' ' || cast(${longitude} as text))` };
+    return { kind: 'split', column, split: (held, slots, positions) => held.withinKm(lat, lng, km, slots, positions), condition: options.sqlCondition(filter) };
   }
   const tests = kind && columnTest(definition, kind, comparison, filter.value, options.context.now);
   const positive: CountPlan = tests
@@ -157,11 +176,15 @@ const isAscii = (text: string) => [...text].every((character) => character.charC
  * ASCII needle that is a byte match UTF-8 cannot make elsewhere than on ASCII, which JavaScript's
  * includes() makes on the same characters; any other needle is SQL's.
  */
-function substringTest(comparison: Comparison, raw: unknown): Tests | undefined {
+function substringTest(comparison: Comparison, raw: unknown, haystack: boolean): Tests | undefined {
   if (comparison !== 'CONTAINS' && comparison !== 'STARTS_WITH') return undefined;
   const needle = read.string(raw, []);
-  if (!isAscii(needle)) return undefined;
+  if (!isAscii(needle) || needle.includes('\0')) return undefined;
   const lowered = needle.toLowerCase();
+  if (haystack) {
+    const prefix = comparison === 'STARTS_WITH';
+    return { test: (column) => column.test.substring(lowered, prefix), bits: (column, positions) => column.substringBitset(lowered, prefix, positions) };
+  }
   const accepts = comparison === 'CONTAINS' ? (value: string) => value.includes(lowered) : (value: string) => value.startsWith(lowered);
   return {
     test: (column) => column.test.code(column.codesWhere(accepts)),
