@@ -9,6 +9,7 @@ import { summarizeProfile } from './lib/profile.js';
 import { backendPids, type BenchStore, freshEmbeddedStore, recreatePostgresDatabase, storeEnv } from './lib/store.js';
 import { formatTable } from './lib/table.js';
 import { type BenchOptions, type BenchResult, flagNumber, flagValue } from './lib/types.js';
+import { serverNodeFlags } from './lib/server-flags.js';
 
 /**
  * GET /v1/studies/{id} through the whole service (auth, rate limit, validation, hooks,
@@ -36,7 +37,8 @@ function log(line: string) {
 }
 
 async function startServer(target: Target, store: BenchStore, workspaceId: string, nodeFlags: string[] = []) {
-  return startChild(serverEntry, [target], { env: { ...storeEnv(store), BENCH_WORKSPACE_ID: workspaceId }, nodeFlags });
+  // Both processes run with the service's V8 flags (package.json's start script), then any given.
+  return startChild(serverEntry, [target], { env: { ...storeEnv(store), BENCH_WORKSPACE_ID: workspaceId }, nodeFlags: [...serverNodeFlags(), ...nodeFlags] });
 }
 
 async function fetchBody(port: number, studyId: string, token: string): Promise<Buffer> {

@@ -14,6 +14,7 @@ import { summarizeProfile } from './lib/profile.js';
 import { defaultDatabaseUrl, dropPostgresDatabase, recreatePostgresDatabase, storeEnv } from './lib/store.js';
 import { formatTable } from './lib/table.js';
 import { type BenchOptions, type BenchResult, flagNumber, flagValue } from './lib/types.js';
+import { serverNodeFlags } from './lib/server-flags.js';
 
 /**
  * POST /imports of a generated CSV of people (five custom properties) through the whole service,
@@ -145,6 +146,8 @@ async function measureService(rows: number, file: string, options: { profileDire
   const server = await startChild(serverEntry, ['service'], {
     env: { ...storeEnv(store), JOBS: 'on', JOB_POLL_SECONDS: '0.2' },
     nodeFlags: [
+      // As npm start runs the server.
+      ...serverNodeFlags(),
       ...(options.profileDirectory ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDirectory}`] : []),
       ...(options.heapCapMiB ? [`--max-old-space-size=${options.heapCapMiB}`] : []),
       // Node flags to try on the server, e.g. BENCH_NODE_FLAGS="--max-semi-space-size=4".

@@ -32,6 +32,10 @@ const benches: Record<string, { summary: string; load: () => Promise<{ run(optio
     summary: 'POST /studies/{id}/messages to 10,000 participants by filter, from the compiled server on PostgreSQL through a loopback smtp-server: request latency, messages/s, request → last delivery, against nodemailer sending straight (flags: --participants=N)',
     load: () => import('./messages.js'),
   },
+  console: {
+    summary: 'time to a usable console page (heading and first table row) in headless Chromium, cold and warm, p50, from the compiled server on the embedded store with the demo seed, against the floor of the bare index.html + assets (flags: --loads=N)',
+    load: () => import('./console.js'),
+  },
   import: {
     summary: 'POST /imports of 1,000,000 generated people (5 custom properties) to the compiled server on PostgreSQL against COPY of the same file (flags: --rows=N, --heap-cap=MiB, --profile; env BENCH_NODE_FLAGS for the server)',
     load: () => import('./import.js'),

@@ -19,6 +19,7 @@ import { processMemory, sampleMemory } from './lib/memory.js';
 import { type BenchStore, keptPostgresDatabase, recreatePostgresDatabase, storeEnv } from './lib/store.js';
 import { formatTable } from './lib/table.js';
 import { type BenchOptions, type BenchResult, flagNumber, flagValue } from './lib/types.js';
+import { serverNodeFlags } from './lib/server-flags.js';
 
 /**
  * E1 (POST /v1/studies/{studyId}/participants/search) and POST /v1/people/search (the whole
@@ -178,7 +179,8 @@ function startService(store: BenchStore, capture: boolean): Promise<RunningChild
   const profile = process.env.BENCH_CPU_PROFILE;
   return startChild(serverEntry, [], {
     env: { ...storeEnv(store), BENCH_CAPTURE: capture ? 'on' : 'off' },
-    ...(profile && !capture ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profile}`] } : {}),
+    // As npm start runs the server (its V8 flags), and with a CPU profile when asked.
+    nodeFlags: [...serverNodeFlags(), ...(profile && !capture ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [])],
   });
 }
 

@@ -9,6 +9,7 @@ import { freePort, startReadyProcess, stopProcess } from './lib/compiled-server.
 import { processMemory } from './lib/memory.js';
 import { formatTable } from './lib/table.js';
 import { type BenchOptions, type BenchResult, flagNumber, flagValue } from './lib/types.js';
+import { serverNodeFlags } from './lib/server-flags.js';
 
 /**
  * `npm run bench -- startup`: how fast the compiled server (`node dist/server.js`, as `npm start`
@@ -106,8 +107,8 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   process.stderr.write('building dist/ (npm run build)\n');
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
 
-  const server = ['--enable-source-maps', 'dist/server.js'];
-  const floor = ['bench/startup-floor.mjs'];
+  const server = [...serverNodeFlags(), 'dist/server.js'];
+  const floor = [...serverNodeFlags(), 'bench/startup-floor.mjs'];
   const rows: string[][] = [];
   const figures: Record<string, unknown> = {};
   const common = { RATE_LIMIT_MAX: '100000000', REDIS_URL: '', SEARCH_COUNTS: 'on' };

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 import { freePort } from '../../test/processes.js';
+import { serverNodeFlags } from './server-flags.js';
 
 export { freePort };
 
@@ -12,7 +13,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
  * Starts a plain-node process (by default the compiled server, `dist/server.js`, as `npm start`
  * runs it) on `port` and resolves when its `/readyz` answers 200, with the time that took.
  */
-export async function startReadyProcess(env: NodeJS.ProcessEnv, port: number, args = ['--enable-source-maps', 'dist/server.js']): Promise<{ child: ChildProcess; readyMs: number }> {
+export async function startReadyProcess(env: NodeJS.ProcessEnv, port: number, args = [...serverNodeFlags(), 'dist/server.js']): Promise<{ child: ChildProcess; readyMs: number }> {
   const started = performance.now();
   const child = spawn(process.execPath, args, {
     cwd: root,
