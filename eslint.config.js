@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   // sdk/src/generated/openapi.ts is openapi-typescript's output (regenerated, never edited): type-checked, not linted.
-  { ignores: ['node_modules/', 'data/', 'dist/', 'sdk/dist/', 'sdk/src/generated/openapi.ts', '.ci/', 'coverage/'] },
+  { ignores: ['node_modules/', 'data/', 'dist/', 'sdk/dist/', 'console/dist/', 'sdk/src/generated/openapi.ts', '.ci/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -16,14 +16,25 @@ export default tseslint.config(
   },
   {
     // Typed linting, for the rules that need the types: a promise nobody awaits loses its error.
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
     },
   },
-  { files: ['eslint.config.js', 'vitest.config.ts'], rules: { 'no-restricted-syntax': 'off' } },
+  { files: ['eslint.config.js', 'vitest.config.ts', 'console/vite.config.ts'], rules: { 'no-restricted-syntax': 'off' } },
+  {
+    // The console runs in a browser: its globals, and no Node ones (console/tsconfig.json has the DOM types).
+    files: ['console/src/**/*.{ts,tsx}'],
+    languageOptions: {
+      globals: {
+        window: 'readonly', document: 'readonly', location: 'readonly', sessionStorage: 'readonly', fetch: 'readonly', URL: 'readonly',
+        URLSearchParams: 'readonly', FormData: 'readonly', HTMLFormElement: 'readonly', Event: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly',
+        process: 'off', Buffer: 'off',
+      },
+    },
+  },
   {
     // The engine knows no family: what it needs of them (their names, the segments a filter names) it is given.
     files: ['src/search/**/*.ts'],

@@ -33,6 +33,7 @@ export async function generateSdkSources(openApiText: string): Promise<Record<st
   return {
     [relative('openapi.ts')]: `${COMMENT_HEADER.replace(' */', ` * ${generatedBy}\n */`)}${types.endsWith('\n') ? types : `${types}\n`}`,
     [relative('operations.ts')]: operationsSource(document),
+    [relative('search.ts')]: searchSource(document),
   };
 }
 
@@ -69,16 +70,18 @@ interface OperationFacts {
   idempotencyKeyPaths: string[];
   requestMediaTypes: Record<string, string>;
   pagedOperations: Record<string, 'get' | 'post'>;
+  operationRoles: Record<string, string[]>;
 }
 
 function operationFacts(document: OpenAPI3): OperationFacts {
-  const facts: OperationFacts = { idempotencyKeyPaths: [], requestMediaTypes: {}, pagedOperations: {} };
+  const facts: OperationFacts = { idempotencyKeyPaths: [], requestMediaTypes: {}, pagedOperations: {}, operationRoles: {} };
   for (const [route, item] of Object.entries(document.paths ?? {})) {
     for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
       const operation = (item as Record<string, unknown>)[method] as
-        | { parameters?: unknown[]; requestBody?: unknown; responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }
+        | { parameters?: unknown[]; requestBody?: unknown; responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>; 'x-roles'?: string[] }
         | undefined;
       if (!operation) continue;
+      if (operation['x-roles']) facts.operationRoles[`${method} ${route}`] = operation['x-roles'];
       const parameters = (operation.parameters ?? []).map((parameter) => parameter as { in?: string; name?: string });
       if (method === 'post' && parameters.some((parameter) => parameter.in === 'header' && parameter.name?.toLowerCase() === 'idempotency-key')) {
         facts.idempotencyKeyPaths.push(route);
@@ -125,6 +128,52 @@ ${record(facts.requestMediaTypes)}
 export const pagedOperations = {
 ${record(facts.pagedOperations)}
 } as const;
+
+/**
+ * The roles that may call each authenticated operation (\`method path\`), from the document's
+ * \`x-roles\`: what a user interface offers a signed-in user (GET /me answers their role). Public
+ * operations are not listed. A role's rights are the same for each of its tokens; a token made
+ * without the personal-data or screener right still may call these, and sees masked values.
+ */
+export const operationRoles = {
+${Object.entries(facts.operationRoles)
+  .map(([key, roles]) => `  ${JSON.stringify(key)}: [${roles.map((role) => JSON.stringify(role)).join(', ')}],`)
+  .join('\n')}
+} as const satisfies Readonly<Record<string, readonly string[]>>;
+`;
+}
+
+/**
+ * The filter language as data, from the RootFilter schema's extensions: the names each property
+ * group computes (`x-search-names`), the comparisons each value type admits (`x-comparisons`) and
+ * the limits (`x-filter-limits`). A filter builder offers exactly these.
+ */
+function searchSource(document: OpenAPI3): string {
+  const rootFilter = (document.components?.schemas?.RootFilter ?? {}) as Schema;
+  const json = (value: unknown) => JSON.stringify(value ?? {}, null, 2);
+  return `// ${generatedBy}
+
+/** A property's value type in the filter language: it decides the comparisons (searchComparisons) and the value. */
+export type SearchValueType = ${Object.keys((rootFilter['x-comparisons'] as Schema | undefined) ?? {})
+    .map((type) => JSON.stringify(type))
+    .join(' | ') || 'string'};
+
+/** A name a filter or sort may use: its type, what it means, and (enums) its values. */
+export interface SearchName {
+  name: string;
+  type: SearchValueType;
+  meaning?: string;
+  options?: readonly string[];
+}
+
+/** The names the service computes, per property group (the RootFilter schema's \`x-search-names\`). Custom person properties come from GET /properties. */
+export const searchNames: Readonly<Record<'PERSON' | 'PARTICIPANT' | 'INCENTIVE', readonly SearchName[]>> = ${json(rootFilter['x-search-names'])};
+
+/** The comparisons each value type admits (\`x-comparisons\`); IS_EMPTY and IS_NOT_EMPTY fit every type besides. */
+export const searchComparisons: Readonly<Record<SearchValueType, readonly string[]>> = ${json(rootFilter['x-comparisons'])};
+
+/** Filters counted through every level, and the deepest group level (the RootFilter is level 0) (\`x-filter-limits\`). */
+export const filterLimits = ${json(rootFilter['x-filter-limits'])} as const;
 `;
 }
 

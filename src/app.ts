@@ -8,6 +8,7 @@ import { type Database, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { installAuthentication, PrincipalCache } from './http/auth.js';
 import { CursorCodec, loadCursorSecret } from './http/cursor.js';
+import { consolePrefix, consoleRoutes } from './http/console.js';
 import { answerFrameworkError, ApiError, installErrorHandling, sendError } from './http/errors.js';
 import { apiPrefix, enrichRouteSchema, registerOpenApi } from './http/openapi.js';
 import { installMetricsRoute, ServiceMetrics } from './http/metrics.js';
@@ -87,6 +88,8 @@ export interface BuildOptions {
   webhookPollMs?: number;
   /** The mail dispatcher's poll (tests lengthen it); otherwise 1 s. */
   mailPollMs?: number;
+  /** The console's build to serve at /console (tests give a missing one); otherwise console/dist. */
+  consoleRoot?: string;
 }
 
 export interface Service {
@@ -204,6 +207,8 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   // Only with a token configured: an operator who set none gets 404, as for any unknown path.
   if (config.metricsToken) installMetricsRoute(app, metrics, config.metricsToken);
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
+  // The research team's web console (console/, built to console/dist), under its own security headers.
+  await app.register(consoleRoutes, { prefix: consolePrefix, ...(options.consoleRoot ? { root: options.consoleRoot } : {}) });
 
   const jobs = new JobRunner({ db: deps.db, clock: deps.clock, log: app.log });
   const webhooks = await Webhooks.open({ db: deps.db, clock: deps.clock, config, log: app.log, listen: database.listen, resolve: options.webhookResolver, pollMs: options.webhookPollMs });

@@ -7,6 +7,8 @@ import type { components } from './generated/openapi.js';
 export { createClient, type RecruitClient, type RecruitClientOptions } from './client.js';
 export { type CallResult, type ErrorItem, RecruitApiError, unwrap } from './errors.js';
 export type { components, operations, paths, webhooks } from './generated/openapi.js';
+export { operationRoles } from './generated/operations.js';
+export { filterLimits, type SearchName, searchComparisons, searchNames, type SearchValueType } from './generated/search.js';
 export type { ItemOf, ListPath, PagedInit, PagedPath, PageOf, SearchPath } from './paging.js';
 export { mayRetry, type RetryEvent, retryAfterMs, type RetryOptions } from './retry.js';
 export {

@@ -1,0 +1,129 @@
+import { useEffect, useState } from 'preact/hooks';
+import { Link, Redirect, Route, Router, Switch } from 'wouter-preact';
+import { describeProblem, type Problem } from './api.js';
+import { humanize } from './components/StatusBadge.js';
+import { CreateStudyPage } from './pages/CreateStudy.js';
+import { ImportsPage } from './pages/Imports.js';
+import { NotFoundPage } from './pages/NotFound.js';
+import { PersonPage } from './pages/Person.js';
+import { SignInPage } from './pages/SignIn.js';
+import { StudiesPage } from './pages/Studies.js';
+import { StudyPage } from './pages/Study.js';
+import { StudyEventsPage } from './pages/StudyEvents.js';
+import { lazyPage } from './lazy.js';
+import { forgetToken, openSession, type Session, SessionContext, storedToken } from './session.js';
+
+/** Where the server serves the console (src/http/console.ts); vite.config.ts builds for it. */
+export const consoleBase = '/console';
+
+// The search pages (filters/) load as a chunk of their own when first shown.
+const PeoplePage = lazyPage(() => import('./pages/People.js').then((module) => module.PeoplePage));
+const StudySearchPage = lazyPage(() => import('./pages/StudySearch.js').then((module) => module.StudySearchPage));
+
+/**
+ * The routes, below /console. A page is one file in pages/; add its route here and, if it belongs
+ * in the navigation, its link in Shell.
+ */
+function Routes() {
+  return (
+    <Switch>
+      <Route path="/">
+        <Redirect to="/studies" replace />
+      </Route>
+      <Route path="/studies" component={StudiesPage} />
+      <Route path="/studies/new" component={CreateStudyPage} />
+      <Route path="/studies/:studyId/search">{(params) => <StudySearchPage studyId={params.studyId} />}</Route>
+      <Route path="/studies/:studyId">{(params) => <StudyPage studyId={params.studyId} />}</Route>
+      <Route path="/studies/:studyId/events">{(params) => <StudyEventsPage studyId={params.studyId} />}</Route>
+      <Route path="/people">{() => <PeoplePage />}</Route>
+      <Route path="/people/:personId">{(params) => <PersonPage personId={params.personId} />}</Route>
+      <Route path="/imports" component={ImportsPage} />
+      <Route component={NotFoundPage} />
+    </Switch>
+  );
+}
+
+function Shell({ session, onSignOut }: { session: Session; onSignOut(): void }) {
+  const { user } = session;
+  return (
+    <>
+      <a class="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header class="container shell-header">
+        <nav aria-label="Console">
+          <ul>
+            <li>
+              <strong>recruit-ops</strong>
+            </li>
+            <li>
+              <Link href="/studies">Studies</Link>
+            </li>
+            <li>
+              <Link href="/people">People</Link>
+            </li>
+            <li>
+              <Link href="/imports">Imports</Link>
+            </li>
+          </ul>
+          <ul>
+            <li class="signed-in" aria-label="Signed in as">
+              <span data-testid="user-name">{user.fullname || user.email}</span>
+              {user.fullname && <span class="muted"> {user.email}</span>} · <span data-testid="user-role">{humanize(user.role)}</span>
+            </li>
+            <li>
+              <button type="button" class="secondary outline" onClick={onSignOut}>
+                Sign out
+              </button>
+            </li>
+          </ul>
+        </nav>
+      </header>
+      <main id="main" class="container">
+        <Routes />
+      </main>
+    </>
+  );
+}
+
+type Start = { state: 'checking' } | { state: 'signed-out'; problem?: Problem } | { state: 'signed-in'; session: Session };
+
+export function App() {
+  const [start, setStart] = useState<Start>(() => (storedToken() ? { state: 'checking' } : { state: 'signed-out' }));
+
+  // A token kept from earlier in this tab (a reload) is checked again before any page shows.
+  useEffect(() => {
+    const token = storedToken();
+    if (!token) return;
+    openSession(token).then(
+      (session) => setStart({ state: 'signed-in', session }),
+      (error: unknown) => {
+        forgetToken();
+        setStart({ state: 'signed-out', problem: describeProblem(error) });
+      },
+    );
+  }, []);
+
+  const signOut = () => {
+    forgetToken();
+    setStart({ state: 'signed-out' });
+  };
+
+  let content;
+  if (start.state === 'checking') {
+    content = (
+      <main class="container" aria-busy="true">
+        <h1>Signing in…</h1>
+      </main>
+    );
+  } else if (start.state === 'signed-out') {
+    content = <SignInPage initialProblem={start.problem} onSignedIn={(session) => setStart({ state: 'signed-in', session })} />;
+  } else {
+    content = (
+      <SessionContext.Provider value={{ session: start.session, signOut }}>
+        <Shell session={start.session} onSignOut={signOut} />
+      </SessionContext.Provider>
+    );
+  }
+  return <Router base={consoleBase}>{content}</Router>;
+}

@@ -1,0 +1,137 @@
+import { type Schema, unwrap } from '@recruit-ops/sdk/browser';
+import { useState } from 'preact/hooks';
+import { describeProblem, type Problem } from '../api.js';
+import { type ColumnDef, DataTable } from '../components/DataTable.js';
+import { ErrorNotice } from '../components/ErrorNotice.js';
+import { Pager } from '../components/Pager.js';
+import { humanize, StatusBadge } from '../components/StatusBadge.js';
+import { useCursorPages, useLoad } from '../hooks.js';
+import { useMay } from '../rights.js';
+import { useSession } from '../session.js';
+import { formatCents, mayCancel, mayResend } from './states.js';
+
+type Study = Schema<'Study'>;
+type Incentive = Schema<'Incentive'>;
+
+/**
+ * The study's incentives (POST /incentives/search with its studyId, keyset pages) with their
+ * status, and resend / cancel where the incentive's state and the study's status allow, for roles
+ * that may. `version` changes when the page sent one, to load again.
+ */
+export function StudyIncentives({ study, version }: { study: Study; version: number }) {
+  const { api } = useSession().session;
+  const mayCancelRole = useMay('post /incentives/{incentiveId}/cancel');
+  const mayResendRole = useMay('post /incentives/{incentiveId}/resend');
+  const pages = useCursorPages([study.studyId]);
+  const incentives = useLoad(
+    async () =>
+      unwrap(
+        await api.POST('/incentives/search', {
+          body: { studyId: study.studyId, pageInfo: { size: 25, ...(pages.cursor ? { startCursor: pages.cursor } : {}) } },
+        }),
+      ),
+    [api, study.studyId, pages.cursor, version],
+  );
+
+  const columns: ColumnDef<Incentive>[] = [
+    { id: 'recipient', header: 'Recipient', cell: ({ row }) => row.original.recipientEmail ?? 'deleted person' },
+    { id: 'type', header: 'Type', cell: ({ row }) => (row.original.type ? humanize(row.original.type) : '—') },
+    {
+      id: 'amount',
+      header: 'Amount',
+      cell: ({ row }) =>
+        row.original.type === 'CUSTOM' && row.original.customIncentiveValue
+          ? `${row.original.customIncentiveValue}${row.original.amountCents > 0 ? ` (${formatCents(row.original.amountCents)})` : ''}`
+          : formatCents(row.original.amountCents),
+    },
+    { id: 'status', header: 'Status', cell: ({ row }) => <StatusBadge status={row.original.status} /> },
+    { id: 'sentAt', header: 'Sent', cell: ({ row }) => new Date(row.original.sentAt).toLocaleString() },
+  ];
+  // Cancel and resend exist only while the study is a draft: otherwise the column would stay empty.
+  if ((mayCancelRole || mayResendRole) && study.status === 'DRAFT') {
+    columns.push({
+      id: 'actions',
+      header: 'Actions',
+      cell: ({ row }) => (
+        <IncentiveActions incentive={row.original} studyStatus={study.status} mayCancel={mayCancelRole} mayResend={mayResendRole} onChanged={incentives.reload} />
+      ),
+    });
+  }
+
+  return (
+    <section aria-labelledby="incentives-heading" class="compact-table">
+      <h2 id="incentives-heading">Incentives</h2>
+      {(mayCancelRole || mayResendRole) && study.status !== 'DRAFT' && (
+        <p class="muted">Incentives can be canceled or resent only while their study is a draft.</p>
+      )}
+      <ErrorNotice problem={incentives.problem} />
+      {incentives.data && (
+        <>
+          <DataTable caption="Incentives" columns={columns} rows={incentives.data.results} rowId={(row) => row.incentiveId} empty="No incentive sent yet." />
+          <Pager
+            label="Pages of incentives"
+            pageNumber={pages.pageNumber}
+            total={incentives.data.total}
+            shown={incentives.data.results.length}
+            hasNextPage={incentives.data.pageInfo.hasNextPage}
+            onPrevious={pages.previous}
+            onNext={() => incentives.data && pages.next(incentives.data.pageInfo.endCursor)}
+          />
+        </>
+      )}
+    </section>
+  );
+}
+
+function IncentiveActions(props: { incentive: Incentive; studyStatus: string; mayCancel: boolean; mayResend: boolean; onChanged(): void }) {
+  const { incentive } = props;
+  const { api } = useSession().session;
+  const [busy, setBusy] = useState(false);
+  const [problem, setProblem] = useState<Problem | undefined>();
+  const [done, setDone] = useState<string | undefined>();
+  const offerCancel = props.mayCancel && mayCancel(incentive, props.studyStatus);
+  const offerResend = props.mayResend && mayResend(incentive, props.studyStatus);
+  if (!offerCancel && !offerResend && !problem) return null;
+  const who = incentive.recipientEmail ?? incentive.incentiveId;
+
+  async function act(action: 'cancel' | 'resend') {
+    if (action === 'cancel' && !window.confirm(`Cancel the incentive sent to ${who}?`)) return;
+    setBusy(true);
+    setProblem(undefined);
+    setDone(undefined);
+    const path = { params: { path: { incentiveId: incentive.incentiveId } } };
+    try {
+      if (action === 'cancel') unwrap(await api.POST('/incentives/{incentiveId}/cancel', path));
+      else unwrap(await api.POST('/incentives/{incentiveId}/resend', path));
+      setDone(action === 'cancel' ? 'Canceled.' : 'The claim email was sent again.');
+      props.onChanged();
+    } catch (error) {
+      setProblem(describeProblem(error));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <div class="row-actions">
+      <div class="actions" role="group" aria-label={`Incentive actions for ${who}`}>
+        {offerResend && (
+          <button type="button" class="secondary outline" disabled={busy} aria-label={`Resend incentive: ${who}`} onClick={() => void act('resend')}>
+            Resend
+          </button>
+        )}
+        {offerCancel && (
+          <button type="button" class="secondary outline" disabled={busy} aria-label={`Cancel incentive: ${who}`} onClick={() => void act('cancel')}>
+            Cancel incentive
+          </button>
+        )}
+      </div>
+      {done && <small role="status">{done}</small>}
+      {problem && (
+        <small class="field-error" role="alert">
+          {problem.summary}
+        </small>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,246 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { describe, expect } from 'vitest';
+import { createClient, type RecruitClient } from '@recruit-ops/sdk';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import type { UserRole } from '../../src/db/schema.js';
+import { createToken, createUser, createWorkspace } from '../../src/families/workspaces/service.js';
+import { allRoles } from '../../src/http/rights.js';
+import { createCrashStorage, stopGracefully } from '../crash-support.js';
+import { projectRoot, type RunningServer, startServer } from '../processes.js';
+
+/**
+ * The console's end-to-end harness: a real server process (the compiled one, `dist/server.js`,
+ * serving `console/dist`, both made by `npm run build`, which `npm test` runs first) on a store of
+ * its own (the embedded store, or a PostgreSQL database of its own when DATABASE_URL is set), a
+ * workspace with a user and token of every role, and Debian's Chromium driven by playwright-core.
+ *
+ * A test file:
+ *
+ *   describeConsole('the studies pages', () => {
+ *     let world: ConsoleWorld;
+ *     beforeAll(async () => (world = await startConsole()), 120_000);
+ *     afterAll(async () => world?.stop());
+ *
+ *     it('…', async () => {
+ *       const page = await world.newPage();                      // a fresh tab: its own sessionStorage
+ *       await signIn(page, world.users.RESEARCHER.token);
+ *       await page.getByRole('link', { name: 'Studies' }).click();
+ *       await expectAccessible(page);
+ *     });
+ *   });
+ *
+ * One server and one browser per file (startConsole), a new context per test (newPage).
+ */
+
+/** Debian's `chromium` package; CHROMIUM_PATH names another. Never a downloaded browser. */
+export const chromiumPath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+/** CONSOLE_E2E=required (CI): a missing Chromium fails the console's tests instead of skipping them. */
+const required = process.env.CONSOLE_E2E === 'required';
+const chromiumMissing = !existsSync(chromiumPath);
+
+/**
+ * describe() for console end-to-end tests: skipped, saying why, when Chromium is not installed
+ * (unless CONSOLE_E2E=required, which makes the missing browser a failure).
+ */
+export function describeConsole(name: string, body: () => void): void {
+  if (chromiumMissing && !required) {
+    describe.skip(`${name} (skipped: no Chromium at ${chromiumPath}; apt-get install chromium, or set CHROMIUM_PATH)`, body);
+    return;
+  }
+  describe(name, body);
+}
+
+const chromiumArgs = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export interface ConsoleUser {
+  userId: string;
+  email: string;
+  fullName: string;
+  token: string;
+}
+
+export interface ConsoleWorld {
+  /** `http://127.0.0.1:PORT`: the console is at `${origin}/console/`, the API at `${origin}/v1`. */
+  origin: string;
+  workspaceId: string;
+  /** A user of every role in the workspace, with a token (all rights of the role, personal data clear). */
+  users: Record<UserRole, ConsoleUser>;
+  /** A second token of the RESEARCHER, made without the personal-data right (`cli token create --no-pii`): the API masks personal data for it. */
+  tokenWithoutPii: string;
+  /** The SDK client as that role (default SUPER_ADMIN), to arrange data or check what the console did. */
+  api(role?: UserRole): RecruitClient;
+  /** A new tab in a new browser context (its own sessionStorage), at the console's sign-in page. */
+  newPage(): Promise<Page>;
+  /** What the page logged as errors, CSP violations included (expectNoPageErrors checks it). */
+  pageErrors(page: Page): string[];
+  server: RunningServer;
+  /** Closes the browser, stops the server gracefully and drops its store. */
+  stop(): Promise<void>;
+}
+
+/** The full names the workspace's users get: `Researcher Tester`, `Super admin Tester`. */
+export const fullNameOf = (role: UserRole) => `${role.charAt(0)}${role.slice(1).toLowerCase().replace(/_/g, ' ')} Tester`;
+
+export async function startConsole(): Promise<ConsoleWorld> {
+  if (chromiumMissing) throw new Error(`CONSOLE_E2E=required and there is no Chromium at ${chromiumPath} (apt-get install chromium)`);
+  expectBuilt();
+  const storage = await createCrashStorage('recruit-ops-console');
+  let server: RunningServer | undefined;
+  let browser: Browser | undefined;
+  try {
+    // The workspace is made through the same service as `cli workspace create`, before the server
+    // starts: an embedded store belongs to one process at a time.
+    const database = await storage.open();
+    let workspaceId: string;
+    let tokenWithoutPii: string;
+    const users = {} as Record<UserRole, ConsoleUser>;
+    try {
+      await migrateToLatest(database.db);
+      const email = 'super-admin@console.test';
+      const admin = await createWorkspace(database.db, { name: 'Console tests', email, fullName: fullNameOf('SUPER_ADMIN') });
+      workspaceId = admin.workspaceId;
+      users.SUPER_ADMIN = { userId: admin.userId, email, fullName: fullNameOf('SUPER_ADMIN'), token: admin.token };
+      for (const role of allRoles.filter((candidate) => candidate !== 'SUPER_ADMIN')) {
+        const roleEmail = `${role.toLowerCase().replace(/_/g, '-')}@console.test`;
+        const { userId } = await createUser(database.db, { workspaceId, email: roleEmail, role, fullName: fullNameOf(role) });
+        const { token } = await createToken(database.db, workspaceId, userId);
+        users[role] = { userId, email: roleEmail, fullName: fullNameOf(role), token };
+      }
+      ({ token: tokenWithoutPii } = await createToken(database.db, workspaceId, users.RESEARCHER.userId, { canReadPersonalData: false }));
+    } finally {
+      await database.close();
+    }
+
+    server = await startServer({ ...storage.env, RATE_LIMIT_MAX: '100000' }, 'warn', 'dist/server.js');
+    browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: chromiumArgs });
+    const origin = `http://127.0.0.1:${server.port}`;
+    const contexts: BrowserContext[] = [];
+    const errors = new WeakMap<Page, string[]>();
+    const running = server;
+    const openBrowser = browser;
+    return {
+      origin,
+      workspaceId,
+      users,
+      tokenWithoutPii,
+      server: running,
+      api: (role = 'SUPER_ADMIN') => createClient({ baseUrl: `${origin}/v1`, token: users[role].token }),
+      async newPage() {
+        // CSP stays enforced (no bypassCSP): a violation is a console error the test sees.
+        const context = await openBrowser.newContext({ baseURL: origin, viewport: { width: 1280, height: 800 } });
+        contexts.push(context);
+        const page = await context.newPage();
+        const logged: string[] = [];
+        errors.set(page, logged);
+        page.on('console', (message) => {
+          if (message.type() === 'error') logged.push(message.text());
+        });
+        page.on('pageerror', (error) => logged.push(`uncaught: ${error.message}`));
+        await page.goto('/console/');
+        return page;
+      },
+      pageErrors: (page) => errors.get(page) ?? [],
+      async stop() {
+        await Promise.allSettled(contexts.map((context) => context.close()));
+        await openBrowser.close();
+        await stopGracefully(running);
+        await storage.dispose();
+      },
+    };
+  } catch (error) {
+    await browser?.close().catch(() => {});
+    if (server) server.child.kill('SIGKILL');
+    await storage.dispose();
+    throw error;
+  }
+}
+
+/** The newest modification time of the files below `directory` (0 if there is none). */
+function newestChange(directory: string): number {
+  if (!existsSync(directory)) return 0;
+  let newest = 0;
+  for (const entry of readdirSync(directory, { withFileTypes: true, recursive: true })) {
+    // Tests beside the sources are not built.
+    if (entry.isFile() && !/\.test\.tsx?$/.test(entry.name)) newest = Math.max(newest, statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * The tests drive what `npm run build` made: fail clearly when it is missing or older than the
+ * sources (`npx vitest run test/console/…` after an edit, without the build `npm test` runs first).
+ */
+function expectBuilt(): void {
+  const at = (relative: string) => path.join(projectRoot, relative);
+  const builds = [
+    { built: 'dist', sources: ['src'] },
+    { built: 'console/dist', sources: ['console/src', 'console/index.html', 'sdk/src'] },
+  ];
+  for (const { built, sources } of builds) {
+    const builtAt = newestChange(at(built));
+    if (builtAt === 0) throw new Error(`${built}/ is missing: run \`npm run build\` (npm test runs it first)`);
+    const changedAt = Math.max(...sources.map((source) => (statSync(at(source)).isDirectory() ? newestChange(at(source)) : statSync(at(source)).mtimeMs)));
+    if (changedAt > builtAt) throw new Error(`${built}/ is older than ${sources.join(', ')}: run \`npm run build\` (npm test runs it first)`);
+  }
+}
+
+/** Signs in on the sign-in page with `token` and waits for the signed-in header. */
+export async function signIn(page: Page, token: string): Promise<void> {
+  if (!page.url().includes('/console')) await page.goto('/console/');
+  await page.getByLabel('API token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+/**
+ * The page's Web Storage as plain data (the test files are type-checked without the DOM's types,
+ * so the page's globals are named in a string).
+ */
+export async function storageOf(page: Page, kind: 'sessionStorage' | 'localStorage'): Promise<Record<string, string>> {
+  return page.evaluate<Record<string, string>>(`Object.fromEntries(Object.entries(${kind}))`);
+}
+
+/** Fails on errors the page logged: a CSP violation, an uncaught exception, a failed load. */
+export function expectNoPageErrors(world: ConsoleWorld, page: Page, allowed: RegExp[] = []): void {
+  const unexpected = world.pageErrors(page).filter((message) => !allowed.some((pattern) => pattern.test(message)));
+  expect(unexpected, 'errors logged by the page').toEqual([]);
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: unknown[]; failureSummary?: string }[];
+}
+
+/**
+ * Runs axe-core (WCAG 2.x A and AA rules, and best practices) on the page as it is now and fails
+ * on any serious or critical violation, listing each with the elements it found. axe is evaluated
+ * through the DevTools protocol, which the page's CSP does not govern, so the policy stays on.
+ */
+export async function expectAccessible(page: Page, options: { disableRules?: string[] } = {}): Promise<void> {
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async (disabled: string[]) => {
+    const axe = (globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }> } }).axe;
+    const rules = Object.fromEntries(disabled.map((rule) => [rule, { enabled: false }]));
+    const result = await axe.run('html', { resultTypes: ['violations'], rules });
+    return result.violations.map(({ id, impact, help, nodes }) => ({ id, impact, help, nodes: nodes.map(({ target, failureSummary }) => ({ target, failureSummary })) }));
+  }, options.disableRules ?? []);
+  const serious = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
+  const report = serious.map((violation) => `${violation.impact} ${violation.id}: ${violation.help}\n${violation.nodes.map((node) => `  ${JSON.stringify(node.target)} ${node.failureSummary ?? ''}`).join('\n')}`);
+  expect(report, `axe-core on ${page.url()}`).toEqual([]);
+}
