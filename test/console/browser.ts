@@ -50,8 +50,16 @@ export function describeConsole(name: string, body: () => void): void {
     describe.skip(`${name} (skipped: no Chromium at ${chromiumPath}; apt-get install chromium, or set CHROMIUM_PATH)`, body);
     return;
   }
-  describe(name, body);
+  describe(name, { timeout: consoleTestTimeout }, body);
 }
+
+/**
+ * A page's steps wait for the API and re-render; on a loaded CI machine (three test files at
+ * once, Chromium, the server and PostgreSQL on two cores) a long journey took over 30 s. A single
+ * Playwright wait still fails in 20 s, naming what it waited for.
+ */
+const actionTimeout = 20_000;
+const consoleTestTimeout = 120_000;
 
 const chromiumArgs = [
   '--headless',
@@ -141,6 +149,8 @@ export async function startConsole(): Promise<ConsoleWorld> {
         // CSP stays enforced (no bypassCSP): a violation is a console error the test sees.
         const context = await openBrowser.newContext({ baseURL: origin, viewport: { width: 1280, height: 800 } });
         contexts.push(context);
+        // Shorter than the test's own time limit, so a wait that never ends names its locator.
+        context.setDefaultTimeout(actionTimeout);
         const page = await context.newPage();
         const logged: string[] = [];
         errors.set(page, logged);

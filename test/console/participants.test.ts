@@ -46,6 +46,26 @@ describeConsole('console: participants, incentives and the event feed', () => {
     await page.getByRole('button', { name: `Apply the move: ${email}` }).click();
   };
 
+  /**
+   * The API lists an event once every transaction older than it has ended, in the whole database
+   * cluster: on a shared PostgreSQL another test's long transaction holds the newest events back.
+   * A person then presses "Check for newer events" again; so does this, until `done` holds (60 s).
+   */
+  const checkForNewerEventsUntil = async (page: Page, done: () => Promise<boolean>): Promise<string | undefined> => {
+    const check = page.getByRole('button', { name: 'Check for newer events' });
+    const deadline = Date.now() + 60_000;
+    let said: string | undefined;
+    while (!(await done())) {
+      if (Date.now() > deadline) throw new Error(`the feed did not show the expected events within 60 s of checking for newer ones (last: ${said})`);
+      await page.waitForTimeout(250);
+      // Both feeds (the participants' and the study's) answer, then the page shows what came.
+      await Promise.all([page.waitForResponse((response) => response.url().includes('/participant-status-events')), check.click()]);
+      await expect.poll(() => check.isEnabled()).toBe(true);
+      said = (await page.getByRole('status').filter({ hasText: /newer event/ }).textContent()) ?? undefined;
+    }
+    return said;
+  };
+
   it('moves a participant only as the state table allows, with the API’s refusal beside the row, and shows the moves in the event feed', async () => {
     const [ada, bob] = ['ada.moves@example.org', 'bob.moves@example.org'];
     const { studyId, participants, personIds } = await seedStudy('Moves interviews', 'INTERVIEWS', [ada, bob]);
@@ -91,7 +111,7 @@ describeConsole('console: participants, incentives and the event feed', () => {
     await page.getByRole('link', { name: 'Status events of this study' }).click();
     await page.getByRole('heading', { name: 'Status events: Moves interviews' }).waitFor();
     const feed = page.getByRole('table', { name: /Status events of Moves interviews/ }).locator('tbody tr');
-    await expect.poll(() => feed.count()).toBe(5);
+    await checkForNewerEventsUntil(page, async () => (await feed.count()) === 5);
     // Who a participant is (their email) arrives after the events: wait for it.
     await expect.poll(async () => (await feed.allTextContents()).filter((row) => row.includes(ada)).length).toBe(3);
     const rows = (await feed.allTextContents()).map((row) => row.replace(/\s+/g, ' '));
@@ -109,8 +129,7 @@ describeConsole('console: participants, incentives and the event feed', () => {
         body: { status: 'COMPLETED' },
       }),
     );
-    await page.getByRole('button', { name: 'Check for newer events' }).click();
-    await page.getByText('1 newer event.').waitFor();
+    expect(await checkForNewerEventsUntil(page, async () => (await feed.count()) === 6)).toBe('1 newer event.');
     expect((await feed.first().textContent())!.replace(/\s+/g, ' ')).toMatch(/Scheduled → Completed/);
     expectNoPageErrors(world, page, [/status of 409/]);
   });
@@ -128,7 +147,7 @@ describeConsole('console: participants, incentives and the event feed', () => {
     await move(page, email, 'Invite');
     // A survey is completed from INVITED: no schedule, no no-show.
     await expect.poll(() => offeredMoves(page, email)).toEqual(['Mark completed', 'Mark canceled', 'Hide', 'Approve', 'Reject']);
-    // Hidden, the participant may only return to the status it had: INVITED, read from the events.
+    // Hidden, the participant may only return to the status it had: INVITED (its statusBeforeHidden).
     await move(page, email, 'Hide');
     await expect.poll(() => offeredMoves(page, email)).toEqual(['Unhide', 'Approve', 'Reject']);
     await move(page, email, 'Unhide');
@@ -219,7 +238,7 @@ describeConsole('console: participants, incentives and the event feed', () => {
 
     await page.getByRole('link', { name: 'Status events of this study' }).click();
     await page.getByRole('heading', { name: 'Status events: Observed participants' }).waitFor();
-    await page.getByText('created as').waitFor();
+    await checkForNewerEventsUntil(page, () => page.getByText('created as').isVisible());
     await expectAccessible(page);
     expectNoPageErrors(world, page);
   });

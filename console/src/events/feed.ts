@@ -1,5 +1,3 @@
-import { type RecruitClient, unwrap } from '@recruit-ops/sdk/browser';
-
 /** The API's largest page of events: a feed is read through with as few requests as it allows. */
 const readSize = 100;
 
@@ -21,24 +19,5 @@ export async function readFeed<Event>(
     events.push(...page.results);
     cursor = page.pageInfo.endCursor;
     if (!page.pageInfo.hasNextPage) return { events, cursor };
-  }
-}
-
-/**
- * The status a HIDDEN participant had before hiding (the only status it may return to), from the
- * study's participant status events: the participant record does not carry it.
- */
-export async function statusBeforeHidden(api: RecruitClient, studyId: string, participantId: string): Promise<string | undefined> {
-  const fetchPage = async (query: { studyId: string; size: number; startCursor?: string }) => unwrap(await api.GET('/participant-status-events', { params: { query } }));
-  let { events, cursor } = await readFeed(fetchPage, studyId, undefined);
-  // An event shows once every transaction that began before it has ended: a hide made a moment
-  // ago may arrive a little later. Poll on from the cursor for a few seconds.
-  for (let attempt = 0; ; attempt++) {
-    const hidden = events.filter((event) => event.participantId === participantId && event.field === 'status' && event.to === 'HIDDEN').pop();
-    if (hidden || attempt >= 10) return hidden?.from ?? undefined;
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const newer = await readFeed(fetchPage, studyId, cursor);
-    events = [...events, ...newer.events];
-    cursor = newer.cursor;
   }
 }

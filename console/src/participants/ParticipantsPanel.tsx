@@ -11,7 +11,6 @@ import { SendIncentiveForm } from '../incentives/SendIncentiveForm.js';
 import { StudyIncentives } from '../incentives/StudyIncentives.js';
 import { useMay } from '../rights.js';
 import { useSession } from '../session.js';
-import { statusBeforeHidden } from '../events/feed.js';
 import { type ApprovalStatus, approvalLabels, approvalMoves, moveLabels, offeredStatusMoves, type ParticipantStatus } from './moves.js';
 
 type Study = Schema<'Study'>;
@@ -138,7 +137,7 @@ function ParticipantActions(props: {
   const [startTime, setStartTime] = useState(() => defaultSessionStart(participant.interviewStartTime));
   const name = participantName(participant);
   const moves = props.mayMove ? offeredStatusMoves(participant, study) : [];
-  // A HIDDEN participant returns to the status it had, read from the study's events when chosen.
+  // A HIDDEN participant returns to the status it had (statusBeforeHidden).
   const unhide = props.mayMove && participant.status === 'HIDDEN';
   const approvals = props.mayMove ? approvalMoves[participant.approvalStatus].filter((to) => to !== 'PENDING_REVIEW') : [];
   const problemId = `problem-${participant.participantId}`;
@@ -178,20 +177,12 @@ function ParticipantActions(props: {
   }
 
   async function restore() {
-    setBusy(true);
-    setProblem(undefined);
-    try {
-      const before = await statusBeforeHidden(api, study.studyId, participant.participantId);
-      if (!before) {
-        setProblem({ status: 0, summary: 'The status this participant had before hiding is not in the study’s events.', fields: [] });
-        return;
-      }
-      await patch({ status: before as ParticipantStatus });
-    } catch (error) {
-      setProblem(describeProblem(error));
-    } finally {
-      setBusy(false);
+    const before = participant.statusBeforeHidden;
+    if (!before) {
+      setProblem({ status: 0, summary: 'The API does not say which status this participant had before hiding.', fields: [] });
+      return;
     }
+    await patch({ status: before });
   }
 
   function book(event: Event) {

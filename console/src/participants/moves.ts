@@ -38,8 +38,8 @@ export const isInterviewStudy = (studyType: string) => studyType === 'INTERVIEWS
  * server's other rules refuse for what the console knows (sessions in interview studies only, an
  * interview completed from SCHEDULED, no outreach while the study is not ACTIVE or the participant
  * is REJECTED). An opted-out person is not known here: the API's refusal says so beside the row.
- * A HIDDEN participant returns to the status it had, which the participant record does not carry:
- * the panel offers "Unhide", which reads that status from the study's events.
+ * A HIDDEN participant returns to the status it had (the record's statusBeforeHidden): the panel
+ * offers that move as "Unhide".
  */
 export function offeredStatusMoves(
   participant: { status: ParticipantStatus; approvalStatus: ApprovalStatus },

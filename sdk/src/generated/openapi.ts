@@ -927,7 +927,7 @@ export interface paths {
         };
         /**
          * Poll participant status events
-         * @description Every change of a participant's status, approval status or screener state, in the whole workspace or one study. Oldest first, in commit order. Keep `pageInfo.endCursor` and poll again with it as `startCursor`: every event arrives exactly once, also while events are being written. An event appears once every transaction that began before it has ended, so a slow write delays events, never loses them. An empty page still carries an endCursor: the position to poll from next time. `hasNextPage` says whether more events are ready now; when false, poll again later.
+         * @description Every change of a participant's status, approval status or screener state, in the whole workspace or one study. Oldest first, in commit order. Keep `pageInfo.endCursor` and poll again with it as `startCursor`: every event arrives exactly once, also while events are being written. An event appears once every transaction that began before it has ended, on the whole database server (including transactions of other workspaces and other applications), so a slow write delays events, never loses them. An empty page still carries an endCursor: the position to poll from next time. `hasNextPage` says whether more events are ready now; when false, poll again later.
          *
          *     Requires the right `events:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
          */
@@ -949,7 +949,7 @@ export interface paths {
         };
         /**
          * Poll study status events
-         * @description Every change of a study's status (its creation as DRAFT, launch, pause, close), in the whole workspace or one study. Oldest first, in commit order. Keep `pageInfo.endCursor` and poll again with it as `startCursor`: every event arrives exactly once, also while events are being written. An event appears once every transaction that began before it has ended, so a slow write delays events, never loses them. An empty page still carries an endCursor: the position to poll from next time. `hasNextPage` says whether more events are ready now; when false, poll again later.
+         * @description Every change of a study's status (its creation as DRAFT, launch, pause, close), in the whole workspace or one study. Oldest first, in commit order. Keep `pageInfo.endCursor` and poll again with it as `startCursor`: every event arrives exactly once, also while events are being written. An event appears once every transaction that began before it has ended, on the whole database server (including transactions of other workspaces and other applications), so a slow write delays events, never loses them. An empty page still carries an endCursor: the position to poll from next time. `hasNextPage` says whether more events are ready now; when false, poll again later.
          *
          *     Requires the right `events:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
          */
@@ -2578,6 +2578,7 @@ export interface components {
          *       "additionalEmails": [],
          *       "additionalPhones": [],
          *       "status": "SCHEDULED",
+         *       "statusBeforeHidden": null,
          *       "invitedToStudyAt": "2026-11-22T10:00:00.000Z",
          *       "approvedAt": "2026-11-22T09:30:00.000Z",
          *       "screenerSentAt": "2026-11-21T16:00:00.000Z",
@@ -2629,6 +2630,8 @@ export interface components {
              * @enum {string}
              */
             status: "NOT_STARTED" | "INVITED" | "SCHEDULED" | "COMPLETED" | "NO_SHOW" | "CANCELED" | "HIDDEN";
+            /** @description While the status is HIDDEN: the status the participant had, the only one unhiding may return to (PATCH status). Null otherwise. */
+            statusBeforeHidden: ("NOT_STARTED" | "INVITED" | "SCHEDULED" | "COMPLETED" | "NO_SHOW" | "CANCELED" | "HIDDEN") | null;
             /** @description When the participant was first invited (status INVITED). */
             invitedToStudyAt: string | null;
             /** @description When the participant was last approved (approvalStatus APPROVED). */
@@ -10548,6 +10551,7 @@ export interface operations {
                      *           "additionalEmails": [],
                      *           "additionalPhones": [],
                      *           "status": "NOT_STARTED",
+                     *           "statusBeforeHidden": null,
                      *           "invitedToStudyAt": null,
                      *           "approvedAt": null,
                      *           "screenerSentAt": null,
@@ -11005,6 +11009,8 @@ export interface operations {
                          * @enum {string}
                          */
                         status: "NOT_STARTED" | "INVITED" | "SCHEDULED" | "COMPLETED" | "NO_SHOW" | "CANCELED" | "HIDDEN";
+                        /** @description While the status is HIDDEN: the status the participant had, the only one unhiding may return to (PATCH status). Null otherwise. */
+                        statusBeforeHidden: ("NOT_STARTED" | "INVITED" | "SCHEDULED" | "COMPLETED" | "NO_SHOW" | "CANCELED" | "HIDDEN") | null;
                         /** @description When the participant was first invited (status INVITED). */
                         invitedToStudyAt: string | null;
                         /** @description When the participant was last approved (approvalStatus APPROVED). */

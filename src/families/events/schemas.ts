@@ -3,7 +3,7 @@ import { IsoDateTime, PageInfo } from '../../http/schemas.js';
 
 const pollingNote =
   'Oldest first, in commit order. Keep `pageInfo.endCursor` and poll again with it as `startCursor`: every event arrives exactly once, ' +
-  'also while events are being written. An event appears once every transaction that began before it has ended, so a slow write delays events, never loses them. ' +
+  'also while events are being written. An event appears once every transaction that began before it has ended, on the whole database server (including transactions of other workspaces and other applications), so a slow write delays events, never loses them. ' +
   'An empty page still carries an endCursor: the position to poll from next time. `hasNextPage` says whether more events are ready now; when false, poll again later.';
 
 export const eventsDescription = pollingNote;

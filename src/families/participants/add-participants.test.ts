@@ -47,6 +47,7 @@ describe('POST /studies/{studyId}/participants', () => {
         additionalEmails: ['second@example.org'],
         additionalPhones: ['+44 2'],
         status: 'NOT_STARTED',
+        statusBeforeHidden: null,
         invitedToStudyAt: null,
         approvedAt: null,
         screenerSentAt: null,

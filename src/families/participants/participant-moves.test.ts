@@ -103,6 +103,7 @@ describe('status moves', () => {
             const body: Step = to === 'SCHEDULED' ? { status: to, interviewStartTime: from === 'NO_SHOW' ? RESCHEDULED : START } : { status: to };
             const participant = await patchParticipant(service, tenant, studies[kind], participantId, body);
             expect(participant.status).toBe(to);
+            expect(participant.statusBeforeHidden).toBe(to === 'HIDDEN' ? from : null);
             expect(await statusEventsOf(service, tenant, participantId)).toHaveLength(before + 1);
             await expectLastEvent(participantId, 'status', from, to, to === 'INVITED');
             expect((await participantRow(service, tenant, participantId)).status_before_hidden).toBe(to === 'HIDDEN' ? from : null);
@@ -126,8 +127,11 @@ describe('status moves', () => {
           for (const to of participantStatuses.filter((status) => status !== from && status !== 'HIDDEN')) {
             await expectRefused(kind, participantId, { status: to }, ['status'], `A HIDDEN participant can only return to the status they had, ${from}`);
           }
+          // The API says where unhiding may go.
+          expect((await statusOf(kind, participantId)).statusBeforeHidden).toBe(from);
           const participant = await patchParticipant(service, tenant, studies[kind], participantId, { status: from });
           expect(participant.status).toBe(from);
+          expect(participant.statusBeforeHidden).toBeNull();
           await expectLastEvent(participantId, 'status', 'HIDDEN', from, false);
           expect((await participantRow(service, tenant, participantId)).status_before_hidden).toBeNull();
         });

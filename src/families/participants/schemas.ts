@@ -48,6 +48,7 @@ export const exampleParticipant = {
   additionalEmails: [],
   additionalPhones: [],
   status: 'SCHEDULED',
+  statusBeforeHidden: null,
   invitedToStudyAt: '2026-11-22T10:00:00.000Z',
   approvedAt: '2026-11-22T09:30:00.000Z',
   screenerSentAt: '2026-11-21T16:00:00.000Z',
@@ -63,7 +64,7 @@ export const exampleParticipant = {
   consentFormSubmittedAt: '2026-11-22T11:00:00.000Z',
 };
 
-/** A person taking part in a study (the reference's Participant, plus rating, quotaGroup and consentFormSubmittedAt). */
+/** A person taking part in a study (the reference's Participant, plus statusBeforeHidden, rating, quotaGroup and consentFormSubmittedAt). */
 export const Participant = Type.Object(
   {
     participantId: Type.String(),
@@ -74,6 +75,9 @@ export const Participant = Type.Object(
     additionalEmails: Type.Array(Type.String()),
     additionalPhones: Type.Array(Type.String()),
     status: ParticipantStatusValue(),
+    statusBeforeHidden: Type.Union([ParticipantStatusValue(), Type.Null()], {
+      description: 'While the status is HIDDEN: the status the participant had, the only one unhiding may return to (PATCH status). Null otherwise.',
+    }),
     invitedToStudyAt: nullableDateTime('When the participant was first invited (status INVITED).'),
     approvedAt: nullableDateTime('When the participant was last approved (approvalStatus APPROVED).'),
     screenerSentAt: nullableDateTime('When the screener was sent (screenerState SCREENER_SENT).'),
