@@ -6,6 +6,7 @@ import pg from 'pg';
 import { type Database, openDatabase } from '../src/db/database.js';
 import { migrations } from '../src/db/migrations/index.js';
 import type { DB } from '../src/db/schema.js';
+import { runAsTenant } from '../src/db/tenancy.js';
 import { CursorCodec, loadCursorSecret } from '../src/http/cursor.js';
 import { compileSearch, runSearch, type SearchCall } from '../src/search/run.js';
 import { catalogue } from '../src/families/search-catalogue.js';
@@ -301,7 +302,12 @@ async function compileCells(db: Kysely<DB>, seed: SearchSeed, target: Target, sh
   return cells;
 }
 
-async function explainCells(db: Kysely<DB>, cells: Cell[], file: string) {
+/**
+ * EXPLAIN ANALYZE of each cell's statements as the service runs them: in the workspace's tenant
+ * scope (row-level security's role), where a condition PostgreSQL deems leaky cannot be an
+ * index condition. The floor's runs stay the owner's: the gap between the two is that cost.
+ */
+async function explainCells(db: Kysely<DB>, cells: Cell[], file: string, workspaceId: string) {
   const sections: string[] = [];
   const printed: string[] = [];
   for (const cell of cells) {
@@ -309,7 +315,7 @@ async function explainCells(db: Kysely<DB>, cells: Cell[], file: string) {
     for (const [index, query] of statements.entries()) {
       // Every kind of page sends the same count: explained once, with the first page.
       if (cell.kind !== 'first' && /^\s*select count\(\*\)/.test(query.sql)) continue;
-      const { rows } = await db.executeQuery<{ 'QUERY PLAN': string }>({ ...query, sql: `explain (analyze, buffers) ${query.sql}` });
+      const { rows } = await runAsTenant(workspaceId, () => db.executeQuery<{ 'QUERY PLAN': string }>({ ...query, sql: `explain (analyze, buffers) ${query.sql}` }));
       const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
       const section =
         `=== ${cell.target.key} ${cell.shape.key} / ${pageLabels[cell.kind]} (statement ${index + 1} of ${statements.length}) — ${cell.shape.description}\n` +
@@ -395,7 +401,8 @@ function serviceLoad(port: number, seed: SearchSeed, cell: Cell, load: Load): Pr
 /** A bare client on the store: a pg pool of the service's size, or the embedded store opened in this process. */
 async function bareClient(store: BenchStore): Promise<{ execute: (query: CompiledQuery) => Promise<unknown>; close(): Promise<void> }> {
   if (store.kind === 'postgres') {
-    const pool = new pg.Pool({ connectionString: store.databaseUrl, max: POOL_SIZE, options: '-c TimeZone=UTC' });
+    // The service's session settings (no JIT), as the owner: the floor pays no row-level security.
+    const pool = new pg.Pool({ connectionString: store.databaseUrl, max: POOL_SIZE, options: '-c TimeZone=UTC -c jit=off' });
     return { execute: (query) => pool.query(query.sql, query.parameters as unknown[]), close: () => pool.end() };
   }
   const database = await openStore(store);
@@ -478,7 +485,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     }
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     // EXPLAIN ANALYZE runs every statement once more (seconds each when the plan is poor): only when asked.
-    if (flags.includes('--explain')) await explainCells(await parentDb(), cells, path.join(dataDirectory, `search-explain-${storeKind}-${people}-${stamp}.txt`));
+    if (flags.includes('--explain')) await explainCells(await parentDb(), cells, path.join(dataDirectory, `search-explain-${storeKind}-${people}-${stamp}.txt`), seed.workspaceId);
 
     const measured: Measured[] = [];
     /** The measuring server's peak RSS: its kernel high-water mark before it stops, and the highest 100 ms sample while it was loaded. */

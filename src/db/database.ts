@@ -41,8 +41,12 @@ const TIMESTAMP = 1114;
 const DATE = 1082;
 const INT8 = 20;
 
-/** PostgreSQL's text form of a timestamptz (session time zone UTC) as an ISO 8601 string. */
+/**
+ * PostgreSQL's text form of a timestamptz (session time zone UTC) as an ISO 8601 string; its
+ * infinities, which only stored sort keys hold (20261130000000_stored_sort_keys), as they are.
+ */
 export function isoFromPostgresTimestamp(text: string): string {
+  if (text === 'infinity' || text === '-infinity') return text;
   const withZone = /[+-]\d\d$/.test(text) ? `${text}:00` : text;
   return new Date(withZone.replace(' ', 'T')).toISOString();
 }
@@ -86,7 +90,9 @@ function openPostgres(
   const pool = new pg.Pool({
     connectionString,
     max: poolSize,
-    options: '-c TimeZone=UTC',
+    // No JIT: the service's statements are short, and compiling one cost more than it saved (a
+    // 1000-row search page at 1,000,000 people: 14 to 46 ms of its 160 to 220 ms was JIT).
+    options: '-c TimeZone=UTC -c jit=off',
     application_name: applicationName,
     // A connection attempt (or a wait for a free client) that takes this long fails, and the
     // request answers 503: an unreachable database must not hang every request.

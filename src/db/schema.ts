@@ -275,6 +275,9 @@ export interface PeopleTable {
   purged_at: Timestamp | null;
   /** The latest contact (invitation or screener sent), kept with the participant status event that records it. */
   last_contact_at: ColumnType<string | null, string | null | undefined, string | null>;
+  /** coalesce(last_contact_at, infinity) and coalesce(last_contact_at, -infinity), stored (migration 20261130000000_stored_sort_keys): what LAST_CONTACT_DATE sorts by. */
+  last_contact_key_asc: GeneratedAlways<string>;
+  last_contact_key_desc: GeneratedAlways<string>;
   /** The person's number in the search counts' arrays (src/search/counts/): given by a sequence, never changed. */
   person_no: ColumnType<number, never, never>;
 }

@@ -55,6 +55,13 @@ export interface PropertyDefinition {
    * under row-level security could never be an index condition (lower() is not leakproof).
    */
   folded?: (ctx: CompileContext) => RawBuilder<unknown>;
+  /**
+   * A nullable date-time or number's sort keys, stored: `coalesce(value, infinity)` for ASC and
+   * `coalesce(value, -infinity)` for DESC as generated columns (see orderedNulls in compile.ts).
+   * The expression itself cannot start a keyset page's index scan under row-level security
+   * (PostgreSQL holds COALESCE to be possibly leaky); a plain column comparison can.
+   */
+  storedSortKeys?: Record<'ASC' | 'DESC', (ctx: CompileContext) => RawBuilder<unknown>>;
   /** What the value is, for the OpenAPI description (catalogue names only; custom properties are the workspace's own). */
   meaning?: string;
   /**

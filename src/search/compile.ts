@@ -384,7 +384,10 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
     const value = definition.value(context);
     const key = definition.type === 'email' ? (definition.folded?.(context) ?? sql`lower(${value})`) : definition.type === 'location' ? sql`(${value} ->> 'country')` : value;
     const sortKey: SortKey = { key, sqlType: sortTypes[definition.type], direction: sort.operator, notNull: (definition.notNull ?? false) && rowAlwaysThere };
-    return sortKey.notNull ? sortKey : orderedNulls(sortKey);
+    if (sortKey.notNull) return sortKey;
+    const ordered = orderedNulls(sortKey);
+    const stored = definition.storedSortKeys?.[sort.operator];
+    return stored && ordered.notNull ? { ...ordered, key: stored(context) } : ordered;
   }
 }
 
