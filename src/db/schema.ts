@@ -428,6 +428,9 @@ export interface ParticipantsTable {
   screener_sent_at: Timestamp | null;
   screener_submitted_at: Timestamp | null;
   interview_start_time: Timestamp | null;
+  /** coalesce(interview_start_time, ±infinity), stored (migration 20261130100000_participant_sort_keys): what INTERVIEW_START_TIME sorts by. */
+  interview_start_key_asc: GeneratedAlways<string>;
+  interview_start_key_desc: GeneratedAlways<string>;
   test_completed_at: Timestamp | null;
   /** Set once, when the participant first reaches COMPLETED. */
   completed_at: Timestamp | null;

@@ -136,6 +136,20 @@ describe('search access paths', () => {
     }
   });
 
+  for (const direction of ['ASC', 'DESC'] as const) {
+    it(`E1 sorted by INTERVIEW_START_TIME ${direction} starts a deep page at its cursor in participants_by_session_${direction.toLowerCase()}, also under the tenant role`, async () => {
+      const filter: RootFilter = { operator: 'AND', filters: [], sort: { operator: direction, propertyGroup: 'PARTICIPANT', propertyName: 'INTERVIEW_START_TIME' } };
+      const startCursor = await cursorAfter(`/studies/${studyId}/participants/search`, filter, 3);
+      const statements = await compileSearch(searchCall(), participantsTarget(tenant.workspaceId, studyId), filter, { startCursor, size: 3 }, byParticipantId);
+      const asTenant = await runAsTenant(tenant.workspaceId, () => planOf(statements.page));
+      expect(asTenant).toMatch(/current_setting\('app\.workspace_id'/);
+      for (const plan of [await planOf(statements.page), asTenant]) {
+        expect(plan).toContain(`participants_by_session_${direction.toLowerCase()}`);
+        expect(plan).toMatch(new RegExp(`Index Cond: .*interview_start_key_${direction.toLowerCase()} ${direction === 'DESC' ? '<' : '>'}`));
+      }
+    });
+  }
+
   it('the count of a participant status filter reads participants_by_status alone', async () => {
     const filter: RootFilter = { operator: 'AND', filters: [{ property: { propertyGroup: 'PARTICIPANT', propertyName: 'STATUS' }, comparison: 'IS_ANY_OF', value: ['INVITED'] }] };
     const statements = await compileSearch(searchCall(), participantsTarget(tenant.workspaceId, studyId), filter, { size: 5 }, byParticipantId);

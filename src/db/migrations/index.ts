@@ -24,6 +24,7 @@ import * as messageSending from './20261128000000_message_sending.js';
 import * as consentSubmissions from './20261128100000_consent_submissions.js';
 import * as peopleEmailKey from './20261129000000_people_email_key.js';
 import * as storedSortKeys from './20261130000000_stored_sort_keys.js';
+import * as participantSortKeys from './20261130100000_participant_sort_keys.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
 export const migrations: Record<string, Migration> = {
@@ -52,4 +53,5 @@ export const migrations: Record<string, Migration> = {
   '20261128100000_consent_submissions': consentSubmissions,
   '20261129000000_people_email_key': peopleEmailKey,
   '20261130000000_stored_sort_keys': storedSortKeys,
+  '20261130100000_participant_sort_keys': participantSortKeys,
 };

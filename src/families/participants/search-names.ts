@@ -39,7 +39,10 @@ export const participantNames: Record<string, PropertyDefinition> = {
   SCREENER_SENT_AT: participant('SCREENER_SENT_AT', 'datetime', 'when the screener was sent', column('screener_sent_at'), ownRow),
   SCREENER_SUBMITTED_AT: participant('SCREENER_SUBMITTED_AT', 'datetime', 'when the participant answered the screener (screenerResponseDate)', column('screener_submitted_at'), ownRow),
   TEST_COMPLETED_AT: participant('TEST_COMPLETED_AT', 'datetime', 'when the participant completed the test or survey (testCompletedAt)', column('test_completed_at'), ownRow),
-  INTERVIEW_START_TIME: participant('INTERVIEW_START_TIME', 'datetime', 'when the booked session starts (interviewStartTime)', column('interview_start_time'), ownRow),
+  INTERVIEW_START_TIME: participant('INTERVIEW_START_TIME', 'datetime', 'when the booked session starts (interviewStartTime)', column('interview_start_time'), {
+    ...ownRow,
+    storedSortKeys: { ASC: column('interview_start_key_asc'), DESC: column('interview_start_key_desc') },
+  }),
   INTERVIEW_START_DATE: participant('INTERVIEW_START_DATE', 'datetime', 'the UTC day of interviewStartTime (its midnight); sorts by day, ties by participant id', () =>
     sql`date_trunc('day', pt.interview_start_time, 'UTC')`,
   ownRow),

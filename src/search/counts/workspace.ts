@@ -3,6 +3,7 @@ import type { DB } from '../../db/schema.js';
 import { Bitset, wordsFor } from './bitset.js';
 import { Column, readExpression } from './columns.js';
 import type { ColumnSpec, CountPlan } from './plan.js';
+import { SlotIndex } from './slot-index.js';
 
 /** Rows read per statement while loading: bounds the memory a load takes, whatever the panel's size. */
 const LOAD_BATCH = 20_000;
@@ -106,7 +107,8 @@ export class WorkspaceCounts {
    * changes again under it for every search.
    */
   private applied: string[] = [];
-  slots = 0;
+  /** Person numbers to slots and back (see slot-index.ts). */
+  private readonly slotIndex = new SlotIndex();
   lastUsed = 0;
   /** Set when catching up would mean a rebuild: searches answer with SQL until a preparation rebuilds. */
   stale = false;
@@ -114,9 +116,6 @@ export class WorkspaceCounts {
   private version_ = 0;
   private changes = 0;
   private readonly domains = new Map<string, { version: number; domain: Domain }>();
-  private readonly slotOf = new Map<number, number>();
-  /** The reverse of slotOf: a slot's person_no, so a count's matches can be named to SQL. */
-  private personNoOf = new Int32Array(0);
   private live = new Uint32Array(0);
   private readonly personColumns = new Map<string, HeldColumn>();
   readonly studies = new Map<string, StudyRows>();
@@ -265,10 +264,7 @@ export class WorkspaceCounts {
   private async rebuildChanging(transaction: Kysely<DB>, xmin: string, pruned: string | null): Promise<void> {
     const personSpecs = [...this.personColumns.values()].map((held) => held.spec);
     const studies = [...this.studies.entries()].map(([studyId, study]) => ({ studyId, specs: [...study.columns.values()].map((held) => held.spec) }));
-    this.slots = 0;
-    this.slotOf.clear();
-    // A new list, not cleared in place: a count's phase read before the rebuild keeps its own.
-    this.personNoOf = new Int32Array(0);
+    this.slotIndex.clear();
     this.live = new Uint32Array(0);
     this.personColumns.clear();
     this.studies.clear();
@@ -283,17 +279,14 @@ export class WorkspaceCounts {
     this.stale = false;
   }
 
+  /** How many people (slots) are held. */
+  get slots(): number {
+    return this.slotIndex.slots;
+  }
+
   private slotFor(personNo: number): number {
-    let slot = this.slotOf.get(personNo);
-    if (slot === undefined) {
-      slot = this.slots++;
-      this.slotOf.set(personNo, slot);
-      if (this.personNoOf.length < this.slots) {
-        const larger = new Int32Array(Math.max(this.slots, this.personNoOf.length * 2, 1024));
-        larger.set(this.personNoOf);
-        this.personNoOf = larger;
-      }
-      this.personNoOf[slot] = personNo;
+    const { slot, added } = this.slotIndex.slotFor(personNo);
+    if (added) {
       if (this.live.length < wordsFor(this.slots)) {
         const larger = new Uint32Array(Math.max(wordsFor(this.slots), this.live.length * 2, 64));
         larger.set(this.live);
@@ -331,7 +324,7 @@ export class WorkspaceCounts {
         limit ${sql.lit(LOAD_BATCH)}
       `.execute(transaction);
       for (const row of rows) {
-        const slot = everyone ? this.slotFor(row.person_no) : this.slotOf.get(row.person_no);
+        const slot = everyone ? this.slotFor(row.person_no) : this.slotIndex.get(row.person_no);
         if (slot === undefined) continue;
         if (everyone) this.setLive(slot, row.live);
         held.forEach(({ column }, index) => {
@@ -460,7 +453,7 @@ export class WorkspaceCounts {
       }
     };
     visit(plan);
-    return { domain, leaves, doubts, slots: this.slots, personNos: this.personNoOf };
+    return { domain, leaves, doubts, slots: this.slots, personNos: this.slotIndex.personNoOf };
   }
 
   private domain(studyId: string | undefined): Domain {
@@ -502,7 +495,7 @@ export class WorkspaceCounts {
   bitsOf(personNos: number[], slots: number): Bitset {
     const bits = Bitset.empty(Math.max(slots, this.slots));
     for (const personNo of personNos) {
-      const slot = this.slotOf.get(personNo);
+      const slot = this.slotIndex.get(personNo);
       if (slot !== undefined) bits.add(slot);
     }
     return bits;
