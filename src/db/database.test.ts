@@ -89,4 +89,16 @@ describe(`value conversions (${storeKind} store)`, () => {
     `.execute(database.db);
     expect(bound.rows).toEqual([{ at: '2026-03-04T03:06:07.891Z', day: '2026-03-04', big: 9007199254740991 }]);
   });
+
+  it("reads a timestamptz's infinities (the stored sort keys' stand-ins for null) as PostgreSQL writes them", async () => {
+    const { rows } = await sql<{ late: string; early: string }>`
+      select 'infinity'::timestamptz as late, '-infinity'::timestamptz as early
+    `.execute(database.db);
+    expect(rows).toEqual([{ late: 'infinity', early: '-infinity' }]);
+  });
+
+  it.runIf(storeKind === 'postgres')('runs its PostgreSQL sessions without JIT, in the time zone UTC', async () => {
+    const { rows } = await sql<{ jit: string; zone: string }>`select current_setting('jit') as jit, current_setting('TimeZone') as zone`.execute(database.db);
+    expect(rows).toEqual([{ jit: 'off', zone: 'UTC' }]);
+  });
 });

@@ -213,14 +213,7 @@ function Details({ person, properties }: { person: Person; properties: PersonPro
       <section aria-labelledby="details-heading">
         <h2 id="details-heading">Details</h2>
         <dl class="facts">
-          {rows.map(([term, value]) => (
-            <div key={term}>
-              <dt>{term}</dt>
-              <dd>
-                <MaybeMasked value={value} />
-              </dd>
-            </div>
-          ))}
+          <MaskedFacts rows={rows} />
           <div>
             <dt>Id</dt>
             <dd>{person.personId}</dd>
@@ -249,14 +242,7 @@ function Details({ person, properties }: { person: Person; properties: PersonPro
           <p>No property has a value for this person.</p>
         ) : (
           <dl class="facts">
-            {propertyRows.map(([term, value]) => (
-              <div key={term}>
-                <dt>{term}</dt>
-                <dd>
-                  <MaybeMasked value={value} />
-                </dd>
-              </div>
-            ))}
+            <MaskedFacts rows={propertyRows} />
           </dl>
         )}
       </section>
@@ -265,6 +251,22 @@ function Details({ person, properties }: { person: Person; properties: PersonPro
 }
 
 /** The names of the person's populations (their ids while the names load, or if they cannot be read). */
+/** A `<dl>`'s term and value pairs, each value as the API gave it (masked values badged). */
+function MaskedFacts({ rows }: { rows: readonly (readonly [string, string | null | undefined])[] }) {
+  return (
+    <>
+      {rows.map(([term, value]) => (
+        <div key={term}>
+          <dt>{term}</dt>
+          <dd>
+            <MaybeMasked value={value} />
+          </dd>
+        </div>
+      ))}
+    </>
+  );
+}
+
 function PopulationNames({ populationIds }: { populationIds: string[] }) {
   const { api } = useSession().session;
   const populations = useLoad(async () => {

@@ -39,6 +39,25 @@ describe('SlotIndex', () => {
     for (const [personNo, slot] of expected) expect(index.personNoOf[slot]).toBe(personNo);
   });
 
+  it('finds the slots of many person numbers at once (sorted and merged) as one by one, out-of-order ones and unknown ones included', () => {
+    const index = new SlotIndex();
+    for (let personNo = 10; personNo < 20_010; personNo += 2) index.slotFor(personNo);
+    for (const late of [5, 7, 3]) index.slotFor(late);
+    // Held evens, unknown odds, the three held late, a number past the end, shuffled; then a few only.
+    const asked = [...Array.from({ length: 12_000 }, (_, n) => 3 + n * 3), 5, 7, 20_009, 20_010, 99_999].sort((a, b) => ((a * 7_919) % 10_007) - ((b * 7_919) % 10_007));
+    for (const personNos of [asked, asked.slice(0, 50)]) {
+      const oneByOne = personNos.flatMap((personNo) => (index.get(personNo) === undefined ? [] : [index.get(personNo)!]));
+      const visited: number[] = [];
+      index.forEachSlot(personNos, (slot) => visited.push(slot));
+      expect(visited.sort((a, b) => a - b)).toEqual(oneByOne.sort((a, b) => a - b));
+      expect(visited.length).toBeGreaterThan(0);
+    }
+    const all: number[] = [];
+    index.forEachSlot(asked, (slot) => all.push(slot));
+    expect(all).toContain(index.get(3));
+    expect(all).toContain(index.get(5));
+  });
+
   it('starts over on clear, leaving a list read before it as it was', () => {
     const index = new SlotIndex();
     index.slotFor(5);

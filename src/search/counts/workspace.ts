@@ -494,10 +494,7 @@ export class WorkspaceCounts {
   /** The slots of the people a SQL leaf returned (by person_no); every one of them is held, being in the same snapshot. */
   bitsOf(personNos: number[], slots: number): Bitset {
     const bits = Bitset.empty(Math.max(slots, this.slots));
-    for (const personNo of personNos) {
-      const slot = this.slotIndex.get(personNo);
-      if (slot !== undefined) bits.add(slot);
-    }
+    this.slotIndex.forEachSlot(personNos, (slot) => bits.add(slot));
     return bits;
   }
 
