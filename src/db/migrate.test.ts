@@ -3,7 +3,7 @@ import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrl } from '../../test/harness.js';
 import { type Database, openDatabase } from './database.js';
-import { migrateToLatest } from './migrate.js';
+import { isUpToDate, migrateToLatest } from './migrate.js';
 import { migrations } from './migrations/index.js';
 import type { DB } from './schema.js';
 
@@ -140,3 +140,65 @@ describe.each(stores)('concurrent migrations on a fresh %s store', (_kind, makeS
     expect(await migrateToLatest(first.db)).toEqual({ migrated: [] });
   });
 });
+
+describe.each(stores)('starting on an up-to-date %s store', (_kind, makeStore) => {
+  let store: FreshStore;
+  let database: Database;
+  beforeAll(async () => {
+    store = makeStore();
+    database = await store.open();
+    await migrateToLatest(database.db);
+  });
+  afterAll(async () => store.drop());
+
+  it('recognises it without the Migrator: two reads and no lock', async () => {
+    const statements: string[] = [];
+    const watched = database.db.withPlugin({
+      transformQuery: (args) => {
+        statements.push(args.node.kind);
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    expect(await isUpToDate(watched)).toBe(true);
+    expect(await migrateToLatest(watched)).toEqual({ migrated: [] });
+    // isUpToDate twice, then migrateToLatest's own two: none creates, locks or writes.
+    expect(statements).toEqual(['RawNode', 'RawNode', 'RawNode', 'RawNode']);
+  });
+
+  it('is not up to date when a known migration is missing', async () => {
+    await database.db
+      .transaction()
+      .execute(async (trx) => {
+        await sql`delete from kysely_migration where name = ${allMigrations.at(-1)}`.execute(trx);
+        expect(await isUpToDate(trx)).toBe(false);
+        throw new RollBack();
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof RollBack)) throw error;
+      });
+    expect(await isUpToDate(database.db)).toBe(true);
+  });
+
+  it('leaves a database from a newer version to the Migrator, which refuses it', async () => {
+    await sql`insert into kysely_migration (name, timestamp) values ('29991231000000_from_a_newer_version', now())`.execute(database.db);
+    try {
+      expect(await isUpToDate(database.db)).toBe(false);
+      await expect(migrateToLatest(database.db)).rejects.toThrow(/corrupted migrations/);
+    } finally {
+      await sql`delete from kysely_migration where name = '29991231000000_from_a_newer_version'`.execute(database.db);
+    }
+    expect(await isUpToDate(database.db)).toBe(true);
+  });
+
+  it('is not up to date on a database never migrated', async () => {
+    const fresh = makeStore();
+    try {
+      expect(await isUpToDate((await fresh.open()).db)).toBe(false);
+    } finally {
+      await fresh.drop();
+    }
+  });
+});
+
+class RollBack extends Error {}
