@@ -88,6 +88,29 @@ interface IncentiveEntry {
   resends: number;
 }
 
+const SOAK_METRICS_TOKEN = 'soak-bench-metrics-token';
+
+interface HeapSample {
+  at: number;
+  people: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+}
+
+/** The server's V8 heap and external memory, read from its Prometheus metrics (prom-client's defaults). */
+async function scrapeHeap(port: number): Promise<Omit<HeapSample, 'at' | 'people'> | undefined> {
+  try {
+    const response = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${SOAK_METRICS_TOKEN}` } });
+    if (!response.ok) return undefined;
+    const text = await response.text();
+    const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+    return { heapUsed: gauge('nodejs_heap_size_used_bytes'), heapTotal: gauge('nodejs_heap_size_total_bytes'), external: gauge('nodejs_external_memory_bytes') };
+  } catch {
+    return undefined;
+  }
+}
+
 export async function run(options: BenchOptions): Promise<BenchResult> {
   const seconds = flagNumber(options.flags, 'seconds', options.quick ? 60 : 600);
   const concurrency = flagNumber(options.flags, 'concurrency', 32);
@@ -100,7 +123,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   let server: ChildProcess | undefined;
   try {
     // Imports start within a second rather than within the default 5 s poll.
-    const service = await startBenchService({ ...storeEnv(store), JOB_POLL_SECONDS: '1' }, 'Soak bench');
+    const service = await startBenchService({ ...storeEnv(store), JOB_POLL_SECONDS: '1', METRICS_TOKEN: SOAK_METRICS_TOKEN }, 'Soak bench');
     server = service.child;
     const { port, token } = service;
     const recorder = new Recorder();
@@ -329,6 +352,12 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       const memory = processMemory(server?.pid);
       if (memory) rssSamples.push({ at: (performance.now() - started) / 1000, rss: memory.rss });
     }, 1000);
+    // What RSS holds, from the server's own /metrics: V8's heap in use, and memory outside it
+    // (ArrayBuffers: the search counts' columns and bitsets), to tell data from slack.
+    const heapSamples: HeapSample[] = [];
+    const heapSampler = setInterval(() => {
+      void scrapeHeap(port).then((sample) => sample && heapSamples.push({ ...sample, at: (performance.now() - started) / 1000, people: personCounter }));
+    }, 5000);
     const progress = setInterval(() => {
       const elapsed = (performance.now() - started) / 1000;
       const requests = [...recorder.latencies.values()].reduce((sum, list) => sum + list.length, 0);
@@ -367,6 +396,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     });
     await Promise.all([...workers, importer]);
     clearInterval(sampler);
+    clearInterval(heapSampler);
     clearInterval(progress);
     const elapsed = (performance.now() - started) / 1000;
     recorder.measuring = false;
@@ -409,6 +439,23 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       `server RSS (median of 10 one-second samples): ${(warmRss / MiB).toFixed(1)} MiB after warm-up (${warmupSeconds} s), ${(endRss / MiB).toFixed(1)} MiB at the end (${(growth * 100).toFixed(1)}%), ` +
         `peak after warm-up ${(peakAfterWarmup / MiB).toFixed(1)} MiB\n`,
     );
+    const warmHeap = heapSamples.filter((sample) => sample.at >= warmupSeconds).slice(0, 4);
+    const endHeap = heapSamples.slice(-4);
+    const heapFigure = (samples: HeapSample[], key: 'heapUsed' | 'heapTotal' | 'external') => median(samples.map((sample) => sample[key])) / MiB;
+    const heap = {
+      heapUsedAfterWarmupMiB: +heapFigure(warmHeap, 'heapUsed').toFixed(1),
+      heapUsedEndMiB: +heapFigure(endHeap, 'heapUsed').toFixed(1),
+      heapTotalAfterWarmupMiB: +heapFigure(warmHeap, 'heapTotal').toFixed(1),
+      heapTotalEndMiB: +heapFigure(endHeap, 'heapTotal').toFixed(1),
+      externalAfterWarmupMiB: +heapFigure(warmHeap, 'external').toFixed(1),
+      externalEndMiB: +heapFigure(endHeap, 'external').toFixed(1),
+      peopleAfterWarmup: warmHeap[0]?.people ?? 0,
+    };
+    process.stdout.write(
+      `server memory (median of 4 samples, 5 s apart, from /metrics): V8 heap used ${heap.heapUsedAfterWarmupMiB} -> ${heap.heapUsedEndMiB} MiB, ` +
+        `V8 heap total ${heap.heapTotalAfterWarmupMiB} -> ${heap.heapTotalEndMiB} MiB, outside the heap (ArrayBuffers, native) ${heap.externalAfterWarmupMiB} -> ${heap.externalEndMiB} MiB; ` +
+        `people ${heap.peopleAfterWarmup} -> ${personCounter}\n`,
+    );
     process.stdout.write('aims: 0 errors; RSS growth from the end of warm-up to the end < 10%\n');
     return {
       bench: 'soak',
@@ -427,6 +474,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       rssPeakAfterWarmupMiB: +(peakAfterWarmup / MiB).toFixed(1),
       rssGrowthPercent: +(growth * 100).toFixed(1),
       people: personCounter,
+      ...heap,
       operations: figures,
       searchTotals,
     };
