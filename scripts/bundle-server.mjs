@@ -3,9 +3,9 @@
 // else (the CLI, the migrations' runner) into dist/ module by module.
 //
 // Why a bundle (issue 12): Node spent about 500 ms of a 1 s start resolving and loading the 1,095
-// module files of the service and its dependencies (187 of them ours). The bundle starts in about
-// half the time. Code loaded on first use (nodemailer, LiquidJS, undici,
-// ipaddr.js) stays in chunks of its own (`splitting`), so start-up does not parse it.
+// module files of the service and its dependencies (187 of them ours). Bundled, the start on
+// PostgreSQL went from 953-970 ms to 589 ms. Code loaded on first use (nodemailer, LiquidJS,
+// undici, ipaddr.js) stays in chunks of its own (`splitting`), so start-up does not parse it.
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';

@@ -162,7 +162,7 @@ describe.each(stores)('starting on an up-to-date %s store', (_kind, makeStore) =
     });
     expect(await isUpToDate(watched)).toBe(true);
     expect(await migrateToLatest(watched)).toEqual({ migrated: [] });
-    // isUpToDate twice, then migrateToLatest's own two: none creates, locks or writes.
+    // isUpToDate's two reads, then the same two inside migrateToLatest: nothing creates, locks or writes.
     expect(statements).toEqual(['RawNode', 'RawNode', 'RawNode', 'RawNode']);
   });
 
