@@ -6,7 +6,6 @@ import pg from 'pg';
 import { type Database, openDatabase } from '../src/db/database.js';
 import { migrations } from '../src/db/migrations/index.js';
 import type { DB } from '../src/db/schema.js';
-import { runAsTenant } from '../src/db/tenancy.js';
 import { CursorCodec, loadCursorSecret } from '../src/http/cursor.js';
 import { compileSearch, runSearch, type SearchCall } from '../src/search/run.js';
 import { catalogue } from '../src/families/search-catalogue.js';
@@ -307,7 +306,8 @@ async function compileCells(db: Kysely<DB>, seed: SearchSeed, target: Target, sh
  * scope (row-level security's role), where a condition PostgreSQL deems leaky cannot be an
  * index condition. The floor's runs stay the owner's: the gap between the two is that cost.
  */
-async function explainCells(db: Kysely<DB>, cells: Cell[], file: string, workspaceId: string) {
+async function explainCells(database: Database, cells: Cell[], file: string, workspaceId: string) {
+  const db = database.forTenant(workspaceId);
   const sections: string[] = [];
   const printed: string[] = [];
   for (const cell of cells) {
@@ -315,7 +315,7 @@ async function explainCells(db: Kysely<DB>, cells: Cell[], file: string, workspa
     for (const [index, query] of statements.entries()) {
       // Every kind of page sends the same count: explained once, with the first page.
       if (cell.kind !== 'first' && /^\s*select count\(\*\)/.test(query.sql)) continue;
-      const { rows } = await runAsTenant(workspaceId, () => db.executeQuery<{ 'QUERY PLAN': string }>({ ...query, sql: `explain (analyze, buffers) ${query.sql}` }));
+      const { rows } = await db.executeQuery<{ 'QUERY PLAN': string }>({ ...query, sql: `explain (analyze, buffers) ${query.sql}` });
       const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
       const section =
         `=== ${cell.target.key} ${cell.shape.key} / ${pageLabels[cell.kind]} (statement ${index + 1} of ${statements.length}) — ${cell.shape.description}\n` +
@@ -485,7 +485,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     }
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     // EXPLAIN ANALYZE runs every statement once more (seconds each when the plan is poor): only when asked.
-    if (flags.includes('--explain')) await explainCells(await parentDb(), cells, path.join(dataDirectory, `search-explain-${storeKind}-${people}-${stamp}.txt`), seed.workspaceId);
+    if (flags.includes('--explain')) await explainCells((parent ??= await openStore(store)), cells, path.join(dataDirectory, `search-explain-${storeKind}-${people}-${stamp}.txt`), seed.workspaceId);
 
     const measured: Measured[] = [];
     /** The measuring server's peak RSS: its kernel high-water mark before it stops, and the highest 100 ms sample while it was loaded. */

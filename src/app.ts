@@ -14,7 +14,6 @@ import { apiPrefix, enrichRouteSchema, registerOpenApi } from './http/openapi.js
 import { installMetricsRoute, ServiceMetrics } from './http/metrics.js';
 import { createRateLimiter } from './http/rate-limit.js';
 import { lazySerializers } from './http/serialization.js';
-import { installTenantScope } from './http/tenant-scope.js';
 import { installBodyRules, installValidation } from './http/validation.js';
 import { installIdempotency } from './http/idempotency/plugin.js';
 import { IncentiveProviders } from './providers/index.js';
@@ -132,6 +131,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   const deps: ServiceDeps = {
     config,
     db: database.db,
+    tenantDb: config.rowLevelSecurity ? database.forTenant : () => database.db,
     storeKind: database.kind,
     clock,
     cursors: new CursorCodec(await loadCursorSecret(database.db)),
@@ -139,7 +139,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
     limiter,
     providers: options.providers ?? new IncentiveProviders(config.incentiveProvider),
     counts: config.searchCounts
-      ? new SearchCounts(database.db, {
+      ? new SearchCounts(config.rowLevelSecurity ? database.forTenant : () => database.db, {
           maxPeople: config.searchCountsMaxPeople,
           maxStudies: 16,
           onError: (error, workspaceId) => app.log.error({ err: error, workspaceId }, 'search counts could not be prepared; SQL counts meanwhile'),
@@ -192,8 +192,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter });
-  if (config.rowLevelSecurity) installTenantScope(app);
-  installIdempotency(app, { db: deps.db, leaseSeconds: options.idempotencyLeaseSeconds });
+  installIdempotency(app, { dbFor: deps.tenantDb, leaseSeconds: options.idempotencyLeaseSeconds });
 
   app.get('/healthz', { schema: { hide: true }, config: { public: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true }, config: { public: true } }, async (_request, reply) => {

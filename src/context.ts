@@ -14,7 +14,13 @@ import type { SearchCounts } from './search/counts/index.js';
 /** The process-wide pieces every family's routes and services are built from. */
 export interface ServiceDeps {
   config: Config;
+  /** The owner's handle: work that is no tenant's (jobs, token lookup, public forms, test helpers). */
   db: Kysely<DB>;
+  /**
+   * A workspace's handle, which an authenticated request's work goes through: under row-level
+   * security (ROW_LEVEL_SECURITY=on) its connections see that workspace alone; off, it is `db`.
+   */
+  tenantDb(workspaceId: string): Kysely<DB>;
   storeKind: StoreKind;
   clock: Clock;
   cursors: CursorCodec;
@@ -46,7 +52,7 @@ export interface CallContext {
 
 export function callContext(deps: ServiceDeps, principal: Principal): CallContext {
   return {
-    db: deps.db,
+    db: deps.tenantDb(principal.workspaceId),
     clock: deps.clock,
     workspaceId: principal.workspaceId,
     userId: principal.userId,

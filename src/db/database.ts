@@ -1,11 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Kysely, PostgresDialect } from 'kysely';
+import { type DatabaseConnection, type Dialect, type Driver, Kysely, PostgresDialect, PostgresDriver, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import { DataDirLockedError, lockDataDir } from './data-dir-lock.js';
 import { type ConnectionQueue, PGliteDialect } from './pglite-dialect.js';
 import type { DB } from './schema.js';
-import { scopeConnection } from './tenancy.js';
+import { preparedStatementName } from './reusable-statement.js';
+import { ScopedDriver } from './tenancy.js';
 
 export type StoreKind = 'postgres' | 'embedded';
 
@@ -18,7 +20,13 @@ export type ConnectionState =
   | { kind: 'queue'; queue: ConnectionQueue };
 
 export interface Database {
+  /** The owner's handle: migrations, background jobs, token lookup, public forms. */
   db: Kysely<DB>;
+  /**
+   * The workspace's handle: the same store, with each connection it takes switched to the tenant
+   * role and the workspace, under row-level security (src/db/tenancy.ts).
+   */
+  forTenant(workspaceId: string): Kysely<DB>;
   kind: StoreKind;
   connections: ConnectionState;
   /**
@@ -109,15 +117,68 @@ function openPostgres(
   // emits 'error' on itself, not on the pool: unheard, that too would crash the process. Its
   // next query fails (the request answers 503) and the pool discards it on release.
   pool.on('connect', (client) => client.on('error', onConnectionError));
-  // Each connection taken is first switched to the scope of the work taking it (src/db/tenancy.ts).
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool, onReserveConnection: (connection) => scopeConnection(connection) }) });
+  const prepared = preparingPool(pool);
+  const { db, forTenant } = scopedHandles(new PostgresDialect({ pool: prepared }), new PostgresDriver({ pool: prepared }), (connection) => connection);
   return {
     db,
+    forTenant,
     kind: 'postgres',
     connections: { kind: 'pool', pool, max: poolSize },
     listen: (channel, onNotification) => listenOnPostgres(connectionString, applicationName, channel, onNotification, onConnectionError),
     close: () => db.destroy(),
   };
+}
+
+/** Workspaces whose handles are kept; one evicted is rebuilt at its next request (a few microseconds). */
+const TENANT_HANDLES = 10_000;
+
+/**
+ * The owner's handle and the workspaces' handles over one store driver (its pool, or the embedded
+ * store's queue): each handle's driver switches the connections it takes to its own scope.
+ */
+function scopedHandles(dialect: Dialect, store: Driver, sessionOf: (connection: DatabaseConnection) => object): Pick<Database, 'db' | 'forTenant'> {
+  const handle = (scope: string | null) =>
+    new Kysely<DB>({
+      dialect: {
+        createAdapter: () => dialect.createAdapter(),
+        createQueryCompiler: () => dialect.createQueryCompiler(),
+        createIntrospector: (db) => dialect.createIntrospector(db),
+        createDriver: () => new ScopedDriver(store, scope, sessionOf),
+      },
+    });
+  const tenants = new LRUCache<string, Kysely<DB>>({ max: TENANT_HANDLES });
+  return {
+    db: handle(null),
+    forTenant: (workspaceId) => {
+      let tenant = tenants.get(workspaceId);
+      if (!tenant) tenants.set(workspaceId, (tenant = handle(workspaceId)));
+      return tenant;
+    },
+  };
+}
+
+/**
+ * pg's pool as Kysely sees it, except that a reusable statement (src/db/reusable-statement.ts)
+ * goes as a named statement: each connection parses and plans it once, and PostgreSQL settles on
+ * a generic plan after five runs. Kysely keeps one connection per client it is handed, so each
+ * client keeps one adapter.
+ */
+function preparingPool(pool: pg.Pool): PostgresPool {
+  const adapters = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const adapt = (client: pg.PoolClient): PostgresPoolClient => {
+    let adapter = adapters.get(client);
+    if (!adapter) {
+      const query = (sqlOrCursor: string | pg.Submittable, parameters?: readonly unknown[]) => {
+        if (typeof sqlOrCursor !== 'string') return client.query(sqlOrCursor);
+        const name = preparedStatementName(sqlOrCursor);
+        return client.query(name === undefined ? { text: sqlOrCursor, values: parameters as unknown[] } : { name, text: sqlOrCursor, values: parameters as unknown[] });
+      };
+      adapter = { query: query as unknown as PostgresPoolClient['query'], release: () => client.release() };
+      adapters.set(client, adapter);
+    }
+    return adapter;
+  };
+  return { connect: async () => adapt(await pool.connect()), end: () => pool.end() };
 }
 
 const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -203,9 +264,11 @@ async function openEmbedded(options: OpenOptions): Promise<Database> {
     });
     await pglite.exec(`set TimeZone = 'UTC'`);
     const dialect = new PGliteDialect(pglite);
-    const db = new Kysely<DB>({ dialect });
+    // One session behind every connection object the queue hands out.
+    const { db, forTenant } = scopedHandles(dialect, dialect.createDriver(), () => pglite);
     return {
       db,
+      forTenant,
       kind: 'embedded',
       connections: { kind: 'queue', queue: dialect.queue },
       listen: async (channel, onNotification) => {

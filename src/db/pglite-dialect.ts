@@ -12,7 +12,6 @@ import {
   PostgresIntrospector,
   PostgresQueryCompiler,
 } from 'kysely';
-import { scopeConnection } from './tenancy.js';
 
 export interface PGliteDialectOptions {
   /** How long a query waits for the single connection before failing (default 60 s). */
@@ -144,13 +143,6 @@ class PGliteDriver implements Driver {
     const release = await this.lock.acquire();
     // One connection object serves every holder in turn; the lock guarantees one at a time.
     const lease = Object.create(this.connection) as PGliteConnection;
-    try {
-      // The one session is switched to the scope of the work taking it (src/db/tenancy.ts).
-      await scopeConnection(lease, this.connection);
-    } catch (error) {
-      release();
-      throw error;
-    }
     this.releases.set(lease, release);
     return lease;
   }

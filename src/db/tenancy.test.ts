@@ -1,20 +1,25 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createTenant, startTestService, type Tenant, type TestService } from '../../test/harness.js';
 import { createPerson } from '../../test/people-factory.js';
-import { currentTenant, runAsTenant } from './tenancy.js';
+import { requestContext } from '../context.js';
 
 /**
  * Row-level security, the second wall between tenants: even a query that forgets its workspace
  * condition sees only the requesting workspace's rows, on both stores.
  */
 
-/** A route that reads people and studies with no workspace condition at all, as a bug would. */
-function forgetfulRoutes(app: TestService['app']) {
-  app.get('/v1/test-only/everyone', { config: { right: 'people:read' } }, async () => {
-    const { rows } = await sql<{ workspace_id: string }>`select workspace_id from people`.execute(service.deps.db);
-    const studies = await service.deps.db.selectFrom('studies').select('workspace_id').execute();
-    return { people: rows.map((row) => row.workspace_id), studies: studies.map((row) => row.workspace_id), scope: currentTenant() ?? null };
+/** A route that reads people and studies with no workspace condition at all, as a bug would, through its request's handle. */
+function forgetfulRoutes(app: TestService['app'], deps: () => TestService['deps']) {
+  app.get('/v1/test-only/everyone', { config: { right: 'people:read' } }, async (request) => {
+    const { db } = requestContext(deps(), request);
+    const { rows } = await sql<{ workspace_id: string }>`select workspace_id from people`.execute(db);
+    const studies = await db.selectFrom('studies').select('workspace_id').execute();
+    const scope = await sql<{ scope: string | null }>`select nullif(current_setting('app.workspace_id', true), '') as scope`.execute(db);
+    return { people: rows.map((row) => row.workspace_id), studies: studies.map((row) => row.workspace_id), scope: scope.rows[0]?.scope ?? null };
   });
 }
 
@@ -24,8 +29,8 @@ let first: Tenant;
 let second: Tenant;
 
 beforeAll(async () => {
-  service = await startTestService({}, { extraRoutes: forgetfulRoutes });
-  unwalled = await startTestService({ rowLevelSecurity: false }, { database: service.database, extraRoutes: forgetfulRoutes });
+  service = await startTestService({}, { extraRoutes: (app) => forgetfulRoutes(app, () => service.deps) });
+  unwalled = await startTestService({ rowLevelSecurity: false }, { database: service.database, extraRoutes: (app) => forgetfulRoutes(app, () => unwalled.deps) });
   first = await createTenant(service, 'First');
   second = await createTenant(service, 'Second');
   for (const tenant of [first, second, second]) await createPerson(service, tenant);
@@ -64,23 +69,46 @@ describe('row-level security', () => {
   });
 
   it('refuses a row written into another workspace', async () => {
-    const write = runAsTenant(first.workspaceId, () =>
-      service.deps.db.updateTable('people').set({ first_name: 'Mallory' }).where('workspace_id', '=', second.workspaceId).executeTakeFirst(),
-    );
-    expect(Number((await write).numUpdatedRows)).toBe(0);
-    const insert = runAsTenant(first.workspaceId, () =>
-      service.deps.db.insertInto('teams').values({ workspace_id: second.workspaceId, team_id: 'team_rls_probe', name: 'Probe' } as never).execute(),
-    );
+    const asFirst = service.deps.tenantDb(first.workspaceId);
+    const write = await asFirst.updateTable('people').set({ first_name: 'Mallory' }).where('workspace_id', '=', second.workspaceId).executeTakeFirst();
+    expect(Number(write.numUpdatedRows)).toBe(0);
+    const insert = asFirst.insertInto('teams').values({ workspace_id: second.workspaceId, team_id: 'team_rls_probe', name: 'Probe' } as never).execute();
     await expect(insert).rejects.toThrow(/row-level security/);
   });
 
   it('keeps the service secrets from the tenant role', async () => {
-    await expect(runAsTenant(first.workspaceId, () => sql`select * from service_secrets`.execute(service.deps.db))).rejects.toThrow(/permission denied/);
+    await expect(sql`select * from service_secrets`.execute(service.deps.tenantDb(first.workspaceId))).rejects.toThrow(/permission denied/);
   });
 
   it('leaves work outside a request (jobs, migrations) as the owner, seeing every workspace', async () => {
     const { rows } = await sql<{ workspaces: number }>`select count(distinct workspace_id)::int as workspaces from people`.execute(service.deps.db);
     expect(rows[0]!.workspaces).toBeGreaterThanOrEqual(2);
+  });
+
+  it("switches a connection between workspaces and back to the owner as its handles take it", async () => {
+    // One store, one pool: the handles of two workspaces and the owner's take turns on its connections.
+    const seenBy = async (db: TestService['deps']['db']) => (await sql<{ workspace_id: string }>`select distinct workspace_id from people`.execute(db)).rows.map((row) => row.workspace_id);
+    for (let round = 0; round < 3; round++) {
+      expect(await seenBy(service.deps.tenantDb(first.workspaceId))).toEqual([first.workspaceId]);
+      expect(await seenBy(service.deps.tenantDb(second.workspaceId))).toEqual([second.workspaceId]);
+      expect((await seenBy(service.deps.db)).length).toBeGreaterThanOrEqual(2);
+    }
+  });
+
+  it('lets only public and cross-workspace routes reach for the owner\'s handle', () => {
+    // Everything else an authenticated request does goes through its workspace's handle
+    // (requestContext, deps.tenantDb): the owner's, deps.db, would pass the wall by.
+    const families = fileURLToPath(new URL('../families/', import.meta.url));
+    const reaching: string[] = [];
+    for (const family of readdirSync(families, { withFileTypes: true }).filter((entry) => entry.isDirectory())) {
+      for (const file of readdirSync(path.join(families, family.name)).filter((name) => /routes\.ts$/.test(name))) {
+        const uses = readFileSync(path.join(families, family.name, file), 'utf8').match(/deps\.db\b/g)?.length ?? 0;
+        if (uses > 0) reaching.push(`${family.name}/${file}: ${uses}`);
+      }
+    }
+    // The signup form and the unsubscribe link are public (no token, no workspace until the row
+    // is read); the test helpers act for every workspace, for a SUPER_ADMIN, in tests only.
+    expect(reaching.sort()).toEqual(['messages/send-routes.ts: 2', 'signups/routes.ts: 1', 'test-helpers/routes.ts: 5']);
   });
 
   it('serves the API as before through the wall: a person created and read back', async () => {

@@ -1,4 +1,3 @@
-import { runAsTenant } from '../db/tenancy.js';
 import { createHash } from 'node:crypto';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,8 +64,8 @@ afterAll(async () => {
 const searchCall = (): SearchCall => ({ db: service.deps.db, cursors: service.deps.cursors, workspaceId: tenant.workspaceId, now: new Date(), canReadPersonalData: true, catalogue });
 
 /** The plan of a statement, with every path but an index walked in order priced out. */
-async function planOf(statement: RawBuilder<unknown>): Promise<string> {
-  return service.deps.db.transaction().execute(async (trx: Kysely<DB>) => {
+async function planOf(statement: RawBuilder<unknown>, db: Kysely<DB> = service.deps.db): Promise<string> {
+  return db.transaction().execute(async (trx: Kysely<DB>) => {
     await sql`set local enable_seqscan = off`.execute(trx);
     await sql`set local enable_bitmapscan = off`.execute(trx);
     await sql`set local enable_sort = off`.execute(trx);
@@ -100,7 +99,7 @@ describe('search access paths', () => {
       const statements = await compileSearch(searchCall(), peopleTarget(tenant.workspaceId), filter, { startCursor, size: 5 }, byPersonId);
       // The stored key (20261130000000_stored_sort_keys), not coalesce(): PostgreSQL holds a
       // COALESCE possibly leaky, so under row-level security it ran after the policy, filtering.
-      const asTenant = await runAsTenant(tenant.workspaceId, () => planOf(statements.page));
+      const asTenant = await planOf(statements.page, service.deps.tenantDb(tenant.workspaceId));
       expect(asTenant).toMatch(/current_setting\('app\.workspace_id'/);
       for (const plan of [await planOf(statements.page), asTenant]) {
         expect(plan).toContain(index);
@@ -113,7 +112,7 @@ describe('search access paths', () => {
     const filter = lastContactSort('DESC');
     const startCursor = await cursorAfter(`/studies/${studyId}/participants/search`, filter, 3);
     const statements = await compileSearch(searchCall(), participantsTarget(tenant.workspaceId, studyId), filter, { startCursor, size: 3 }, byParticipantId);
-    const asTenant = await runAsTenant(tenant.workspaceId, () => planOf(statements.page));
+    const asTenant = await planOf(statements.page, service.deps.tenantDb(tenant.workspaceId));
     expect(asTenant).toMatch(/current_setting\('app\.workspace_id'/);
     for (const plan of [await planOf(statements.page), asTenant]) {
       expect(plan).toContain('people_by_last_contact_desc');
@@ -127,7 +126,7 @@ describe('search access paths', () => {
     const statements = await compileSearch(searchCall(), participantsTarget(tenant.workspaceId, studyId), filter, { startCursor, size: 3 }, byParticipantId);
     // The stored email_key, not lower(email): a condition calling a function that is not leakproof
     // runs after the policy's, never as an index condition (1 s for a page 5,000 rows in at 1,000,000 people).
-    const asTenant = await runAsTenant(tenant.workspaceId, () => planOf(statements.page));
+    const asTenant = await planOf(statements.page, service.deps.tenantDb(tenant.workspaceId));
     // The tenant's plan is the policy's: its check on the workspace setting shows the role switched.
     expect(asTenant).toMatch(/current_setting\('app\.workspace_id'/);
     for (const plan of [await planOf(statements.page), asTenant]) {
@@ -141,7 +140,7 @@ describe('search access paths', () => {
       const filter: RootFilter = { operator: 'AND', filters: [], sort: { operator: direction, propertyGroup: 'PARTICIPANT', propertyName: 'INTERVIEW_START_TIME' } };
       const startCursor = await cursorAfter(`/studies/${studyId}/participants/search`, filter, 3);
       const statements = await compileSearch(searchCall(), participantsTarget(tenant.workspaceId, studyId), filter, { startCursor, size: 3 }, byParticipantId);
-      const asTenant = await runAsTenant(tenant.workspaceId, () => planOf(statements.page));
+      const asTenant = await planOf(statements.page, service.deps.tenantDb(tenant.workspaceId));
       expect(asTenant).toMatch(/current_setting\('app\.workspace_id'/);
       for (const plan of [await planOf(statements.page), asTenant]) {
         expect(plan).toContain(`participants_by_session_${direction.toLowerCase()}`);

@@ -35,8 +35,9 @@ export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jo
   const common = { tags: ['Test helpers'], hide: true } as const;
   // SUPER_ADMIN alone (the right no other role holds): they move the clock and run every
   // workspace's background work. A retry is meant to act again, so no Idempotency-Key replay.
-  // The helpers stand in for the clock, the job runner and the provider: they act across workspaces.
-  const helperAccess = { right: 'test-helpers:run', idempotency: false, crossWorkspace: true } as const;
+  // The helpers stand in for the clock, the job runner and the provider: they act across
+  // workspaces, through the owner's handle (deps.db).
+  const helperAccess = { right: 'test-helpers:run', idempotency: false } as const;
   app.post(
     '/clock',
     {

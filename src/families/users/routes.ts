@@ -21,7 +21,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = asy
     },
     async (request) => {
       const principal = principalOf(request);
-      const user = await findUserWithTeams(deps.db, principal.workspaceId, principal.userId);
+      const user = await findUserWithTeams(deps.tenantDb(principal.workspaceId), principal.workspaceId, principal.userId);
       if (!user) throw new Error('An authenticated user vanished');
       return user;
     },
@@ -39,6 +39,9 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = asy
         response: { 200: TeamList },
       },
     },
-    async (request) => ({ results: await listTeams(deps.db, principalOf(request).workspaceId) }),
+    async (request) => {
+      const { workspaceId } = principalOf(request);
+      return { results: await listTeams(deps.tenantDb(workspaceId), workspaceId) };
+    },
   );
 };

@@ -145,7 +145,8 @@ function headerValue(reply: FastifyReply, name: string): string | null {
 }
 
 export interface IdempotencyOptions {
-  db: Kysely<DB>;
+  /** The workspace's database handle (row-level security's scope: src/db/tenancy.ts). */
+  dbFor(workspaceId: string): Kysely<DB>;
   now?: () => Date;
   /** How long a reservation holds without renewal (default IDEMPOTENCY_LEASE_SECONDS; tests shorten it). */
   leaseSeconds?: number;
@@ -168,7 +169,7 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyOption
       // One renewal at a time: a slow database must not pile them up.
       if (renewing) return;
       renewing = true;
-      renewLease(deps.db, reservation, now(), leaseSeconds)
+      renewLease(deps.dbFor(reservation.workspaceId), reservation, now(), leaseSeconds)
         .then((held) => {
           if (held || renewals.get(request) !== timer) return;
           stopRenewal(request);
@@ -196,7 +197,7 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyOption
     }
     const workspaceId = request.principal.workspaceId;
     const fingerprint = fingerprintOf(request);
-    const reservation = await reserveKey(deps.db, workspaceId, given, fingerprint, now(), leaseSeconds);
+    const reservation = await reserveKey(deps.dbFor(workspaceId), workspaceId, given, fingerprint, now(), leaseSeconds);
     switch (reservation.kind) {
       case 'reserved':
         request.idempotency = { workspaceId, key: given, fingerprint, leaseToken: reservation.leaseToken };
@@ -222,8 +223,9 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyOption
     stopRenewal(request);
     try {
       // Only text bodies are kept (every JSON route's); anything else is not replayable, so released.
-      if (reply.statusCode >= 500 || typeof payload !== 'string') await releaseKey(deps.db, reservation);
-      else if (!(await storeResponse(deps.db, reservation, reply.statusCode, headerValue(reply, 'content-type'), payload, now()))) {
+      const db = deps.dbFor(reservation.workspaceId);
+      if (reply.statusCode >= 500 || typeof payload !== 'string') await releaseKey(db, reservation);
+      else if (!(await storeResponse(db, reservation, reply.statusCode, headerValue(reply, 'content-type'), payload, now()))) {
         request.log.warn(
           { idempotencyKey: reservation.key, statusCode: reply.statusCode },
           'idempotency: the lease on the key was lost before the response was stored (another request took the key over); this response will not be replayed',

@@ -43,7 +43,8 @@ export class SearchCounts {
   readonly paths: Record<'lockFree' | 'locked' | 'joined', number> = { lockFree: 0, locked: 0, joined: 0 };
 
   constructor(
-    private readonly db: Kysely<DB>,
+    /** The workspace's handle (src/db/tenancy.ts): every statement of the counts is one workspace's. */
+    private readonly dbFor: (workspaceId: string) => Kysely<DB>,
     private readonly options: SearchCountsOptions,
   ) {}
 
@@ -101,7 +102,7 @@ export class SearchCounts {
   private async lockFree(workspace: WorkspaceCounts, needs: CountNeeds, plan: CountPlan, studyId: string | undefined): Promise<Started | undefined> {
     if (workspace.busy) return undefined;
     const version = workspace.version;
-    const transaction = await this.db.startTransaction().setIsolationLevel('repeatable read').execute();
+    const transaction = await this.dbFor(workspace.workspaceId).startTransaction().setIsolationLevel('repeatable read').execute();
     try {
       const probe = await workspace.probe(transaction);
       if (!workspace.busy && workspace.version === version && workspace.isAt(probe) && workspace.state(needs) === 'ready') {
@@ -146,7 +147,7 @@ export class SearchCounts {
         const { members } = batch;
         let transaction: ControlledTransaction<DB> | undefined;
         try {
-          transaction = await this.db.startTransaction().setIsolationLevel('repeatable read').execute();
+          transaction = await this.dbFor(workspace.workspaceId).startTransaction().setIsolationLevel('repeatable read').execute();
           const caughtUp = await workspace.catchUp(transaction, false);
           const ready = members.filter((one) => caughtUp && workspace.state(one.needs) === 'ready');
           const finish = ready.length > 0 ? shared(transaction, ready.length) : undefined;
@@ -188,7 +189,7 @@ export class SearchCounts {
     const counts = workspace;
     const work = counts
       .exclusive(async () => {
-        const transaction = await this.db.startTransaction().setIsolationLevel('repeatable read').execute();
+        const transaction = await this.dbFor(workspaceId).startTransaction().setIsolationLevel('repeatable read').execute();
         try {
           await counts.catchUp(transaction, true);
           await counts.ensure(transaction, needs);
