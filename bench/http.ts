@@ -16,12 +16,17 @@ import { serverNodeFlags } from './lib/server-flags.js';
  * serialization) against a floor: a bare Fastify route in the same kind of process, on the
  * same store, sending the same SQL and returning the same bytes. The difference is what the
  * service's own machinery costs per request.
+ *
+ * `--rls`: row-level security's cost instead. The service runs against itself started with
+ * ROW_LEVEL_SECURITY=off, the two alternating round by round (use many rounds: `--rounds=10`),
+ * and the bench reports one minus the median of the rounds' throughput ratios, beside the CPU per
+ * request in the server and in the database, each the median over rounds.
  */
 
 const serverEntry = new URL('./http-server.ts', import.meta.url).href;
 const CONNECTIONS = 50;
 
-type Target = 'service' | 'floor';
+type Target = 'service' | 'floor' | 'service-no-rls';
 
 interface Measurement extends LoadFigures {
   target: Target;
@@ -38,7 +43,9 @@ function log(line: string) {
 
 async function startServer(target: Target, store: BenchStore, workspaceId: string, nodeFlags: string[] = []) {
   // Both processes run with the service's V8 flags (package.json's start script), then any given.
-  return startChild(serverEntry, [target], { env: { ...storeEnv(store), BENCH_WORKSPACE_ID: workspaceId }, nodeFlags: [...serverNodeFlags(), ...nodeFlags] });
+  const mode = target === 'service-no-rls' ? 'service' : target;
+  const env = { ...storeEnv(store), BENCH_WORKSPACE_ID: workspaceId, ...(target === 'service-no-rls' ? { ROW_LEVEL_SECURITY: 'off' } : {}) };
+  return startChild(serverEntry, [mode], { env, nodeFlags: [...serverNodeFlags(), ...nodeFlags] });
 }
 
 async function fetchBody(port: number, studyId: string, token: string): Promise<Buffer> {
@@ -77,11 +84,13 @@ interface Plan {
   seconds: { warm: number; run: number };
   /** Run the floor in the service's place too: the ratio then shows the noise alone. */
   calibrate: boolean;
+  /** What the service is compared with: the floor, or itself without row-level security. */
+  against: Target;
 }
 
 async function measure(target: Target, round: number, plan: Plan, nodeFlags: string[] = []): Promise<Measurement> {
   const { store, seeded, seconds } = plan;
-  const server = await startServer(plan.calibrate ? 'floor' : target, store, seeded.workspaceId, nodeFlags);
+  const server = await startServer(plan.calibrate ? plan.against : target, store, seeded.workspaceId, nodeFlags);
   try {
     const load = {
       url: `http://127.0.0.1:${server.port}/v1/studies/${seeded.studyId}`,
@@ -102,7 +111,7 @@ async function measure(target: Target, round: number, plan: Plan, nodeFlags: str
     const cpuUsPerRequest = perRequest(cpuBefore, cpuAfter);
     const dbCpuUsPerRequest = perRequest(dbCpuBefore, dbCpuAfter);
     log(
-      `  ${target.padEnd(7)} round ${round}: ${Math.round(figures.rps).toLocaleString('en-US')} req/s, p99 ${figures.p99Ms} ms, ` +
+      `  ${target.padEnd(14)} round ${round}: ${Math.round(figures.rps).toLocaleString('en-US')} req/s, p99 ${figures.p99Ms} ms, ` +
         `CPU per request ${Math.round(cpuUsPerRequest)} µs in the server, ${Math.round(dbCpuUsPerRequest)} µs in the database`,
     );
     return { target, round, cpuUsPerRequest, dbCpuUsPerRequest, ...figures };
@@ -131,11 +140,12 @@ const round1 = (value: number) => Math.round(value * 10) / 10;
 
 export async function run(options: BenchOptions): Promise<BenchResult> {
   const { quick, flags } = options;
-  const unknown = flags.filter((flag) => !/^--(store|rounds|seconds)=|^--(profile|calibrate)$/.test(flag));
+  const unknown = flags.filter((flag) => !/^--(store|rounds|seconds)=|^--(profile|calibrate|rls)$/.test(flag));
   if (unknown.length > 0) {
-    throw new Error(`Unknown flag(s) for the http bench: ${unknown.join(' ')} (known: --store=postgres|embedded, --profile, --calibrate, --rounds=N, --seconds=N)`);
+    throw new Error(`Unknown flag(s) for the http bench: ${unknown.join(' ')} (known: --store=postgres|embedded, --profile, --calibrate, --rls, --rounds=N, --seconds=N)`);
   }
   const calibrate = flags.includes('--calibrate');
+  const against: Target = flags.includes('--rls') ? 'service-no-rls' : 'floor';
   const storeKind = flagValue(flags, 'store') ?? 'postgres';
   if (storeKind !== 'postgres' && storeKind !== 'embedded') throw new Error(`--store must be postgres or embedded, got ${storeKind}`);
   const rounds = Math.max(1, Math.round(flagNumber(flags, 'rounds', 2)));
@@ -158,14 +168,15 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     log(`seeded ${seeded.studies.toLocaleString('en-US')} studies in ${seeded.workspaces} workspaces in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`);
     const bytes = await checkSameBytes(store, seeded.workspaceId, seeded.studyId, seeded.token);
     log(`service and floor return the same ${bytes} bytes for the target study`);
-    if (calibrate) log('calibration: the floor runs in the service\'s place, so the ratio shows the machine\'s noise alone');
-    const plan: Plan = { store, seeded, seconds, calibrate };
+    if (calibrate) log(`calibration: the ${against} runs in the service's place, so the ratio shows the machine's noise alone`);
+    if (against === 'service-no-rls') log('row-level security: the service against itself with ROW_LEVEL_SECURITY=off');
+    const plan: Plan = { store, seeded, seconds, calibrate, against };
 
     const measurements: Measurement[] = [];
     for (let round = 1; round <= rounds; round++) {
       // Service first in odd rounds, floor first in even ones: a drift in the machine's load
       // (others' work on shared cores) then weighs on both alike.
-      const order: Target[] = round % 2 === 1 ? ['service', 'floor'] : ['floor', 'service'];
+      const order: Target[] = round % 2 === 1 ? ['service', against] : [against, 'service'];
       for (const target of order) measurements.push(await measure(target, round, plan));
     }
 
@@ -189,12 +200,12 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     }
 
     const service = best(measurements, 'service');
-    const floor = best(measurements, 'floor');
+    const floor = best(measurements, against);
     const ratio = service.rps / floor.rps;
     // Each round's service and floor ran back to back, so their ratio shares that moment's noise.
     const pairRatios = Array.from({ length: rounds }, (_, index) => {
       const of = (target: Target) => measurements.find((measurement) => measurement.round === index + 1 && measurement.target === target)!;
-      return of('service').rps / of('floor').rps;
+      return of('service').rps / of(against).rps;
     });
     log('');
     log(
@@ -215,8 +226,25 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       ),
     );
     log('');
-    log(`best service ${Math.round(service.rps).toLocaleString('en-US')} req/s (p99 ${service.p99Ms} ms), best floor ${Math.round(floor.rps).toLocaleString('en-US')} req/s (p99 ${floor.p99Ms} ms)`);
-    log(`ratio ${ratio.toFixed(3)} of the floor's throughput (target >= 0.70); per round ${pairRatios.map((value) => value.toFixed(3)).join(', ')}`);
+    log(`best service ${Math.round(service.rps).toLocaleString('en-US')} req/s (p99 ${service.p99Ms} ms), best ${against} ${Math.round(floor.rps).toLocaleString('en-US')} req/s (p99 ${floor.p99Ms} ms)`);
+    const cpu = (target: Target) => (medianOf(measurements, target, 'cpuUsPerRequest') ?? Number.NaN) + (medianOf(measurements, target, 'dbCpuUsPerRequest') ?? Number.NaN);
+    let rls: { rlsCostPercent: number; rlsCostMeanPercent: number; rlsCpuCostPercent: number } | undefined;
+    if (against === 'service-no-rls') {
+      const meanRatio = pairRatios.reduce((sum, value) => sum + value, 0) / pairRatios.length;
+      rls = {
+        rlsCostPercent: round1((1 - median(pairRatios)) * 100),
+        rlsCostMeanPercent: round1((1 - meanRatio) * 100),
+        // CPU per request in the server and the database together, with the policy and without.
+        rlsCpuCostPercent: round1((cpu('service') / cpu(against) - 1) * 100),
+      };
+      log(`per round, throughput with row-level security / without: ${pairRatios.map((value) => value.toFixed(3)).join(', ')}`);
+      log(
+        `row-level security costs ${rls.rlsCostPercent}% of throughput (median of ${rounds} paired rounds; mean ${rls.rlsCostMeanPercent}%), ` +
+          `and ${rls.rlsCpuCostPercent}% more CPU per request, server and database together (${Math.round(cpu('service'))} µs against ${Math.round(cpu(against))} µs) (aim <= 5%)`,
+      );
+    } else {
+      log(`ratio ${ratio.toFixed(3)} of the floor's throughput (target >= 0.70); per round ${pairRatios.map((value) => value.toFixed(3)).join(', ')}`);
+    }
     const failures = measurements.filter((m) => m.errors > 0 || m.non2xx > 0);
     if (failures.length > 0) log(`WARNING: ${failures.length} run(s) had errors or non-2xx answers; their figures are suspect`);
     if (profileLines) log(profileLines);
@@ -240,9 +268,10 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       // these less than it disturbs throughput.
       medianRoundRatio: Math.round(median(pairRatios) * 1000) / 1000,
       serviceCpuUsPerRequest: medianOf(measurements, 'service', 'cpuUsPerRequest'),
-      floorCpuUsPerRequest: medianOf(measurements, 'floor', 'cpuUsPerRequest'),
+      floorCpuUsPerRequest: medianOf(measurements, against, 'cpuUsPerRequest'),
       serviceDbCpuUsPerRequest: medianOf(measurements, 'service', 'dbCpuUsPerRequest'),
-      floorDbCpuUsPerRequest: medianOf(measurements, 'floor', 'dbCpuUsPerRequest'),
+      floorDbCpuUsPerRequest: medianOf(measurements, against, 'dbCpuUsPerRequest'),
+      ...(rls ? { against, ...rls } : {}),
     };
   } finally {
     dispose();

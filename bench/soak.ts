@@ -6,10 +6,10 @@ import { startBenchService, stopProcess } from './lib/compiled-server.js';
 import { processMemory } from './lib/memory.js';
 import { dropPostgresDatabase, recreatePostgresDatabase, storeEnv } from './lib/store.js';
 import { formatTable } from './lib/table.js';
-import { type BenchOptions, type BenchResult, flagNumber } from './lib/types.js';
+import { type BenchOptions, type BenchResult, flagNumber, flagValue } from './lib/types.js';
 
 /**
- * `npm run bench -- soak [--quick] [--seconds=N] [--concurrency=N]`: the compiled server
+ * `npm run bench -- soak [--quick] [--seconds=N] [--concurrency=N] [--data=steady|growing]`: the compiled server
  * (`node --enable-source-maps dist/server.js`, as `npm start` runs it) on a PostgreSQL database of
  * its own, under a mixed workload for 10 minutes (`--quick`: 60 s) at concurrency 32: reads,
  * searches, writes of people and participants, participant status moves, incentives sent, resent
@@ -18,6 +18,12 @@ import { type BenchOptions, type BenchResult, flagNumber } from './lib/types.js'
  * API allows, so none is expected by design; a sample of each is printed), and the server's RSS
  * after warm-up (60 s, or 10% of a shorter run) against its RSS at the end (each the median of ten
  * one-second samples).
+ * `--data=steady` (the default): from the end of warm-up the panel keeps its size, as a panel in
+ * service does: each person created is matched by one deleted (never one a request in flight
+ * names), and the imports update the people the warm-up's imports made. Memory that grows then is
+ * not data. `--data=growing`: nobody is deleted and three imported rows in four are new people,
+ * so the workspace grows all the while (by 60,000 people in 10 minutes), and the server's search
+ * counts with it.
  * Aims: 0 errors, RSS growth < 10%.
  */
 
@@ -78,6 +84,7 @@ const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * ite
 type ParticipantStatus = 'NOT_STARTED' | 'INVITED' | 'SCHEDULED' | 'CANCELED';
 
 interface ParticipantEntry {
+  personId: string;
   studyId: string;
   participantId: string;
   status: ParticipantStatus;
@@ -115,6 +122,8 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   const seconds = flagNumber(options.flags, 'seconds', options.quick ? 60 : 600);
   const concurrency = flagNumber(options.flags, 'concurrency', 32);
   const warmupSeconds = seconds >= 600 ? 60 : Math.max(1, Math.round(seconds / 10));
+  const data = flagValue(options.flags, 'data') ?? 'steady';
+  if (data !== 'steady' && data !== 'growing') throw new Error(`--data must be steady or growing, got ${data}`);
 
   process.stderr.write('building dist/ (npm run build)\n');
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
@@ -192,7 +201,41 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     const unassigned: string[] = [];
     const participants: ParticipantEntry[] = [];
     const payable: string[] = [];
+    /** The people behind `payable`: never deleted, so that incentives keep their participant. */
+    const payablePeople = new Set<string>();
     const incentives: IncentiveEntry[] = [];
+    /** People a request in flight names, by how many: a steady run deletes none of them. */
+    const busy = new Map<string, number>();
+    const hold = async <T>(personIds: readonly string[], work: () => Promise<T>): Promise<T> => {
+      for (const personId of personIds) busy.set(personId, (busy.get(personId) ?? 0) + 1);
+      try {
+        return await work();
+      } finally {
+        for (const personId of personIds) {
+          const left = busy.get(personId)! - 1;
+          if (left === 0) busy.delete(personId);
+          else busy.set(personId, left);
+        }
+      }
+    };
+    /** Steady data: from the end of warm-up on, each person created is matched by one deleted. */
+    let steady = false;
+    let deletesPending = 0;
+    const deleteSomeone = async () => {
+      for (let attempt = 0; attempt < 20; attempt++) {
+        const index = Math.floor(Math.random() * people.length);
+        const personId = people[index];
+        if (personId === undefined || busy.has(personId) || payablePeople.has(personId)) continue;
+        // Forgotten before the request leaves, so that no request picks them after it.
+        people[index] = people[people.length - 1]!;
+        people.pop();
+        const unassignedAt = unassigned.indexOf(personId);
+        if (unassignedAt !== -1) unassigned.splice(unassignedAt, 1);
+        for (let at = participants.length - 1; at >= 0; at--) if (participants[at]!.personId === personId) participants.splice(at, 1);
+        await api('delete person', 'DELETE', `/people/${personId}`);
+        return;
+      }
+    };
 
     const personBody = () => {
       const index = personCounter++;
@@ -203,16 +246,24 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       if (answer.status === 201 || answer.status === 200) {
         people.push(answer.body.personId);
         unassigned.push(answer.body.personId);
+        if (steady) deletesPending++;
+      }
+      while (deletesPending > 0) {
+        deletesPending--;
+        await deleteSomeone();
       }
     };
     const addParticipants = async (operation: string) => {
       while (unassigned.length < 5) await createPerson(operation === 'seed' ? 'seed' : 'create person');
       const studyId = pick(allStudies);
       const personIds = unassigned.splice(0, 5);
-      const answer = await api<{ results: { participantId: string }[] }>(operation, 'POST', `/studies/${studyId}/participants`, { personIds });
+      if (studyId === draftStudy) for (const personId of personIds) payablePeople.add(personId);
+      const answer = await hold(personIds, () =>
+        api<{ results: { participantId: string; personId: string }[] }>(operation, 'POST', `/studies/${studyId}/participants`, { personIds }),
+      );
       for (const added of answer.body?.results ?? []) {
         if (studyId === draftStudy) payable.push(added.participantId);
-        else participants.push({ studyId, participantId: added.participantId, status: 'NOT_STARTED' });
+        else if (people.includes(added.personId)) participants.push({ personId: added.personId, studyId, participantId: added.participantId, status: 'NOT_STARTED' });
       }
     };
     await Promise.all(
@@ -224,11 +275,18 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
 
     // --- The workload.
     let importCounter = 0;
+    /** Steady data: the imports made during warm-up, whose people later imports update again in turn. */
+    let importBatches = 0;
     const importCsv = () => {
       const lines = ['email,firstName,lastName,Age,Tier'];
+      const batch = steady ? importCounter % importBatches : importCounter;
       for (let row = 0; row < IMPORT_ROWS; row++) {
-        // A quarter updates people the import made earlier, the rest are new.
-        const email = row % 4 === 0 && importCounter > 0 ? `soak-import-${importCounter - 1}-${row}@example.org` : `soak-import-${importCounter}-${row}@example.org`;
+        // Growing data: a quarter updates people the import made earlier, the rest are new.
+        const email = steady
+          ? `soak-import-${batch}-${row}@example.org`
+          : row % 4 === 0 && importCounter > 0
+            ? `soak-import-${importCounter - 1}-${row}@example.org`
+            : `soak-import-${importCounter}-${row}@example.org`;
         lines.push(`${email},Imported${row},Batch${importCounter},${20 + (row % 50)},${tiers[row % 3]}`);
       }
       importCounter++;
@@ -237,14 +295,20 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
 
     const nextStatus: Record<ParticipantStatus, ParticipantStatus | 'COMPLETED'> = { NOT_STARTED: 'INVITED', INVITED: 'SCHEDULED', SCHEDULED: 'CANCELED', CANCELED: 'INVITED' };
     const operations: [weight: number, run: () => Promise<void>][] = [
-      [12, async () => void (await api('GET person', 'GET', `/people/${pick(people)}`))],
+      [
+        12,
+        async () => {
+          const personId = pick(people);
+          await hold([personId], () => api('GET person', 'GET', `/people/${personId}`));
+        },
+      ],
       [5, async () => void (await api('GET studies', 'GET', '/studies?size=25'))],
       [5, async () => void (await api('GET study', 'GET', `/studies/${pick(allStudies)}`))],
       [
         8,
         async () => {
           const participant = participants.length > 0 ? pick(participants) : undefined;
-          if (participant) await api('GET participant', 'GET', `/studies/${participant.studyId}/participants/${participant.participantId}`);
+          if (participant) await hold([participant.personId], () => api('GET participant', 'GET', `/studies/${participant.studyId}/participants/${participant.participantId}`));
         },
       ],
       [
@@ -273,7 +337,8 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         8,
         async () => {
           const index = Math.floor(Math.random() * personCounter);
-          await api('patch person', 'PATCH', `/people/${pick(people)}`, { lastName: `Patched${index}`, properties: { [ageId]: 18 + (index % 60) } });
+          const personId = pick(people);
+          await hold([personId], () => api('patch person', 'PATCH', `/people/${personId}`, { lastName: `Patched${index}`, properties: { [ageId]: 18 + (index % 60) } }));
         },
       ],
       [5, () => addParticipants('add participants')],
@@ -288,7 +353,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
           const status = Math.random() < 0.3 && participant.status === 'SCHEDULED' ? 'COMPLETED' : nextStatus[participant.status];
           const body: Record<string, unknown> = { status };
           if (status === 'SCHEDULED') body.interviewStartTime = new Date(Date.now() + 7 * 86_400_000).toISOString();
-          const answer = await api('move participant', 'PATCH', `/studies/${participant.studyId}/participants/${participant.participantId}`, body);
+          const answer = await hold([participant.personId], () => api('move participant', 'PATCH', `/studies/${participant.studyId}/participants/${participant.participantId}`, body));
           if (answer.status === 200 && status !== 'COMPLETED') participants.push({ ...participant, status });
           else if (answer.status !== 200) participants.push(participant);
         },
@@ -343,9 +408,19 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       return operations[0]![1];
     };
 
-    process.stderr.write(`soak: ${seconds} s at concurrency ${concurrency}, warm-up ${warmupSeconds} s, an import of ${IMPORT_ROWS} rows every ${IMPORT_EVERY_MS / 1000} s\n`);
+    process.stderr.write(
+      `soak: ${seconds} s at concurrency ${concurrency}, warm-up ${warmupSeconds} s, an import of ${IMPORT_ROWS} rows every ${IMPORT_EVERY_MS / 1000} s, ${data} data\n`,
+    );
     recorder.measuring = true;
     const started = performance.now();
+    let livePeopleAfterWarmup = 0;
+    const endOfWarmup = setTimeout(() => {
+      livePeopleAfterWarmup = people.length;
+      if (data !== 'steady') return;
+      // From here on the panel keeps its size: creates are matched by deletes, imports update.
+      steady = true;
+      importBatches = Math.max(1, importCounter);
+    }, warmupSeconds * 1000);
     const endAt = started + seconds * 1000;
     const rssSamples: { at: number; rss: number }[] = [];
     const sampler = setInterval(() => {
@@ -396,6 +471,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     });
     await Promise.all([...workers, importer]);
     clearInterval(sampler);
+    clearTimeout(endOfWarmup);
     clearInterval(heapSampler);
     clearInterval(progress);
     const elapsed = (performance.now() - started) / 1000;
@@ -454,7 +530,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     process.stdout.write(
       `server memory (median of 4 samples, 5 s apart, from /metrics): V8 heap used ${heap.heapUsedAfterWarmupMiB} -> ${heap.heapUsedEndMiB} MiB, ` +
         `V8 heap total ${heap.heapTotalAfterWarmupMiB} -> ${heap.heapTotalEndMiB} MiB, outside the heap (ArrayBuffers, native) ${heap.externalAfterWarmupMiB} -> ${heap.externalEndMiB} MiB; ` +
-        `people ${heap.peopleAfterWarmup} -> ${personCounter}\n`,
+        `people created through the API ${heap.peopleAfterWarmup} -> ${personCounter}, live ${livePeopleAfterWarmup} -> ${people.length}\n`,
     );
     process.stdout.write('aims: 0 errors; RSS growth from the end of warm-up to the end < 10%\n');
     return {
@@ -473,7 +549,10 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       rssEndMiB: +(endRss / MiB).toFixed(1),
       rssPeakAfterWarmupMiB: +(peakAfterWarmup / MiB).toFixed(1),
       rssGrowthPercent: +(growth * 100).toFixed(1),
+      data,
       people: personCounter,
+      livePeopleAfterWarmup,
+      livePeopleEnd: people.length,
       ...heap,
       operations: figures,
       searchTotals,
