@@ -418,6 +418,8 @@ export interface ParticipantsTable {
   participant_id: string;
   study_id: string;
   person_id: string;
+  /** The person's person_no, filled in by the database on insert (migration 20261201000000_participant_person_no). */
+  person_no: Generated<number>;
   study_kind: StudyKind;
   status: ColumnType<ParticipantStatus, ParticipantStatus | undefined, ParticipantStatus>;
   status_before_hidden: Exclude<ParticipantStatus, 'HIDDEN'> | null;

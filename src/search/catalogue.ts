@@ -62,6 +62,13 @@ export interface PropertyDefinition {
    * (PostgreSQL holds COALESCE to be possibly leaky); a plain column comparison can.
    */
   storedSortKeys?: Record<'ASC' | 'DESC', (ctx: CompileContext) => RawBuilder<unknown>>;
+  /**
+   * An index serves the order this name sorts by (its stored or folded key where it has one), in
+   * either direction, with the row's id after it: over the workspace's live people for a PERSON
+   * name, over a study's participants for a PARTICIPANT name. A page counted in process may then
+   * walk that index and keep the count's matches (src/search/run.ts).
+   */
+  indexedOrder?: true;
   /** What the value is, for the OpenAPI description (catalogue names only; custom properties are the workspace's own). */
   meaning?: string;
   /**

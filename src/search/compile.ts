@@ -24,6 +24,12 @@ export interface SortKey {
   notNull: boolean;
   /** A key made never null by standing in for null (see orderedNulls): the stand-in's text, which a cursor from before that carried null means. */
   nullsAs?: string;
+  /**
+   * An index serves this order: over the workspace's live people (`person`: a PERSON name, or the
+   * people's id) or over the searched rows themselves (`row`: a study's participants by a
+   * PARTICIPANT name, or by their id). See PropertyDefinition.indexedOrder.
+   */
+  walkable?: 'person' | 'row';
 }
 
 export interface CompiledSearch {
@@ -44,7 +50,7 @@ export type GroupAvailability = Record<PropertyGroup, true | string>;
 export const everyGroup: GroupAvailability = { PERSON: true, PARTICIPANT: true, INCENTIVE: true };
 
 /** The order of a search without a sort: its rows' text id, ascending (never null). */
-export const ascendingId = (key: RawBuilder<unknown>): SortKey => ({ key, sqlType: 'text', direction: 'ASC', notNull: true });
+export const ascendingId = (key: RawBuilder<unknown>, walkable?: SortKey['walkable']): SortKey => ({ key, sqlType: 'text', direction: 'ASC', notNull: true, ...(walkable ? { walkable } : {}) });
 
 export interface CompileOptions {
   /** The names the filter may use: the families' catalogue, given because the engine imports none. */
@@ -383,11 +389,13 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
     guard(definition);
     const value = definition.value(context);
     const key = definition.type === 'email' ? (definition.folded?.(context) ?? sql`lower(${value})`) : definition.type === 'location' ? sql`(${value} ->> 'country')` : value;
+    const walkable = !definition.indexedOrder || !rowAlwaysThere ? undefined : sort.propertyGroup === 'PERSON' ? 'person' : sort.propertyGroup === 'PARTICIPANT' ? 'row' : undefined;
     const sortKey: SortKey = { key, sqlType: sortTypes[definition.type], direction: sort.operator, notNull: (definition.notNull ?? false) && rowAlwaysThere };
-    if (sortKey.notNull) return sortKey;
+    if (sortKey.notNull) return walkable ? { ...sortKey, walkable } : sortKey;
     const ordered = orderedNulls(sortKey);
     const stored = definition.storedSortKeys?.[sort.operator];
-    return stored && ordered.notNull ? { ...ordered, key: stored(context) } : ordered;
+    // Only a stored key is the indexed one: coalesce() over the value is not.
+    return stored && ordered.notNull ? { ...ordered, key: stored(context), ...(walkable ? { walkable } : {}) } : ordered;
   }
 }
 

@@ -8,6 +8,7 @@ import { startPrivateTestService } from '../../test/private-database.js';
 import { createStudy, expectedOrder, insertParticipants, setLastContact } from '../families/participants/search-fixtures.js';
 import { loweredStatisticsName, statisticsName, sweepPropertyStatistics } from './property-statistics.js';
 import { canonicalJson, compileSearch, type SearchCall } from './run.js';
+import { memberBitmap } from './member-bitmap.js';
 import type { RootFilter } from './schemas.js';
 import { catalogue } from '../families/search-catalogue.js';
 import { byParticipantId, participantsTarget } from '../families/participants/search-target.js';
@@ -148,6 +149,57 @@ describe('search access paths', () => {
       }
     });
   }
+
+  // A page counted in process may walk the sort's index keeping the count's matches (choosePage
+  // in run.ts): each name marked indexedOrder must have that index, also under the tenant role.
+  const walks: { name: string; target: 'people' | 'e1'; filter: RootFilter; index: string; bound?: RegExp }[] = [
+    { name: 'people by id', target: 'people', filter: { operator: 'AND', filters: [] }, index: 'people_live' },
+    ...(['ASC', 'DESC'] as const).map((direction) => ({ name: `people by LAST_CONTACT_DATE ${direction}`, target: 'people' as const, filter: lastContactSort(direction), index: `people_by_last_contact_${direction.toLowerCase()}` })),
+    { name: 'people by LAST_CHANGED_AT DESC', target: 'people', filter: { operator: 'AND', filters: [], sort: { operator: 'DESC', propertyGroup: 'PERSON', propertyName: 'LAST_CHANGED_AT' } }, index: 'people_by_last_change' },
+    { name: 'people by EMAIL ASC', target: 'people', filter: { operator: 'AND', filters: [], sort: { operator: 'ASC', propertyGroup: 'PERSON', propertyName: 'EMAIL' } }, index: 'people_email_unique' },
+    { name: 'E1 by id', target: 'e1', filter: { operator: 'AND', filters: [] }, index: 'participants_of_study' },
+    { name: 'E1 by LAST_CONTACT_DATE DESC', target: 'e1', filter: lastContactSort('DESC'), index: 'people_by_last_contact_desc', bound: /Index Cond: .*last_contact_key_desc </ },
+    ...(['ASC', 'DESC'] as const).map((direction) => ({
+      name: `E1 by INTERVIEW_START_TIME ${direction}`,
+      target: 'e1' as const,
+      filter: { operator: 'AND', filters: [], sort: { operator: direction, propertyGroup: 'PARTICIPANT', propertyName: 'INTERVIEW_START_TIME' } } satisfies RootFilter,
+      index: `participants_by_session_${direction.toLowerCase()}`,
+      bound: new RegExp(`Index Cond: .*interview_start_key_${direction.toLowerCase()} ${direction === 'DESC' ? '<' : '>'}`),
+    })),
+  ];
+  for (const walk of walks) {
+    it(`a page counted in process, ${walk.name}, can walk ${walk.index} keeping the matches, from its cursor, also under the tenant role`, async () => {
+      const url = walk.target === 'people' ? '/people/search' : `/studies/${studyId}/participants/search`;
+      const startCursor = await cursorAfter(url, walk.filter, 2);
+      const target = walk.target === 'people' ? peopleTarget(tenant.workspaceId) : participantsTarget(tenant.workspaceId, studyId);
+      const statements = await compileSearch({ ...searchCall(), counts: service.deps.counts! }, target, walk.filter, { startCursor, size: 3 }, walk.target === 'people' ? byPersonId : byParticipantId);
+      expect(statements.pageWalking, 'a walkable sort').toBeDefined();
+      const page = statements.pageWalking!(memberBitmap(Int32Array.from([1, 2, 3])));
+      const asTenant = await planOf(page, service.deps.tenantDb(tenant.workspaceId));
+      expect(asTenant).toMatch(/current_setting\('app\.workspace_id'/);
+      for (const plan of [await planOf(page), asTenant]) {
+        expect(plan).toContain(walk.index);
+        // The order comes from the index: at most ties on the person's key sorted by participant id.
+        expect(plan).not.toMatch(/->\s+Sort|^Sort/m);
+        if (walk.bound) expect(plan).toMatch(walk.bound);
+      }
+    });
+  }
+
+  it("a walk's bitmap of person numbers reads in the database bit for bit as built, numbers outside it as no member", async () => {
+    const members = Int32Array.from([5, 6, 9, 17, 64, 65, 1000]);
+    const bitmap = memberBitmap(members);
+    const { rows } = await sql<{ n: number }>`
+      select n from generate_series(-3, 1100) as n
+      where cast(get_bit(cast(${bitmap.bytes} as bytea), least(greatest(n - ${sql.lit(bitmap.offset)}, 0), ${sql.lit(bitmap.last)})) as boolean)
+      order by n`.execute(service.deps.db);
+    expect(rows.map((row) => row.n)).toEqual([...members]);
+    const single = memberBitmap(Int32Array.from([42]));
+    const one = await sql<{ n: number }>`
+      select n from generate_series(0, 100) as n
+      where cast(get_bit(cast(${single.bytes} as bytea), least(greatest(n - ${sql.lit(single.offset)}, 0), ${sql.lit(single.last)})) as boolean)`.execute(service.deps.db);
+    expect(one.rows.map((row) => row.n)).toEqual([42]);
+  });
 
   it('the count of a participant status filter reads participants_by_status alone', async () => {
     const filter: RootFilter = { operator: 'AND', filters: [{ property: { propertyGroup: 'PARTICIPANT', propertyName: 'STATUS' }, comparison: 'IS_ANY_OF', value: ['INVITED'] }] };

@@ -25,6 +25,7 @@ import * as consentSubmissions from './20261128100000_consent_submissions.js';
 import * as peopleEmailKey from './20261129000000_people_email_key.js';
 import * as storedSortKeys from './20261130000000_stored_sort_keys.js';
 import * as participantSortKeys from './20261130100000_participant_sort_keys.js';
+import * as participantPersonNo from './20261201000000_participant_person_no.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
 export const migrations: Record<string, Migration> = {
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '20261129000000_people_email_key': peopleEmailKey,
   '20261130000000_stored_sort_keys': storedSortKeys,
   '20261130100000_participant_sort_keys': participantSortKeys,
+  '20261201000000_participant_person_no': participantPersonNo,
 };

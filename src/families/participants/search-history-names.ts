@@ -132,6 +132,8 @@ export const historyNames: Record<string, PropertyDefinition> = {
   LAST_CONTACT_DATE: derived('LAST_CONTACT_DATE', 'datetime', 'when the person was last contacted: invited to a study, sent a screener, or sent a message (when the mail server accepted it)', () => sql`p.last_contact_at`, {
     countedFrom: 'person',
     storedSortKeys: { ASC: () => sql`p.last_contact_key_asc`, DESC: () => sql`p.last_contact_key_desc` },
+    // people_by_last_contact_asc / _desc (20261130000000_stored_sort_keys)
+    indexedOrder: true,
   }),
   STUDY_MEMBERSHIP: derived('STUDY_MEMBERSHIP', 'membership', 'the studies the person is a participant of (study ids; sorts by their number)', (ctx) => sql`(select count(*) from (${studyMembership.ids(ctx)}) as s)`, {
     membership: studyMembership,

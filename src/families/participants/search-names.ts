@@ -42,6 +42,8 @@ export const participantNames: Record<string, PropertyDefinition> = {
   INTERVIEW_START_TIME: participant('INTERVIEW_START_TIME', 'datetime', 'when the booked session starts (interviewStartTime)', column('interview_start_time'), {
     ...ownRow,
     storedSortKeys: { ASC: column('interview_start_key_asc'), DESC: column('interview_start_key_desc') },
+    // participants_by_session_asc / _desc (20261130100000_participant_sort_keys)
+    indexedOrder: true,
   }),
   INTERVIEW_START_DATE: participant('INTERVIEW_START_DATE', 'datetime', 'the UTC day of interviewStartTime (its midnight); sorts by day, ties by participant id', () =>
     sql`date_trunc('day', pt.interview_start_time, 'UTC')`,

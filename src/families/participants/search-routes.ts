@@ -58,7 +58,7 @@ export const participantsSearchRoutes: FastifyPluginAsyncTypebox<{ deps: Service
       const startedAt = performance.now();
       const { filter, pageInfo } = request.body;
       const found = await searchParticipants(requestContext(deps, request), deps.cursors, request.params.studyId, filter, { startCursor: pageInfo?.startCursor, size: pageInfo?.size ?? 25 });
-      void reply.header('server-timing', serverTiming(found.countedBy, startedAt));
+      void reply.header('server-timing', serverTiming(found.countedBy, startedAt, found.pagePath));
       return found;
     },
   );

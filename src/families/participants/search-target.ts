@@ -3,7 +3,8 @@ import { ascendingId, everyGroup } from '../../search/compile.js';
 import { joinIfRead, type SearchTarget } from '../../search/run.js';
 import { latestIncentiveOf } from '../incentives/search-target.js';
 
-export const byParticipantId = ascendingId(sql`pt.participant_id`);
+/** participants_of_study (workspace_id, study_id, participant_id) serves it. */
+export const byParticipantId = ascendingId(sql`pt.participant_id`, 'row');
 
 /**
  * E1: the participants of a study whose person is not deleted. The latest incentive is joined only
@@ -20,6 +21,6 @@ export function participantsTarget(workspaceId: string, studyId: string): Search
     columns: sql`pt.*`,
     groups: everyGroup,
     optionalGroups: ['INCENTIVE'],
-    countedOver: { studyId, personNo: sql`p.person_no` },
+    countedOver: { studyId, personNo: sql`p.person_no`, rowPersonNo: sql`pt.person_no` },
   };
 }

@@ -54,6 +54,7 @@ export async function searchParticipants(context: CallContext, cursors: CursorCo
     results,
     total: found.total,
     countedBy: found.countedBy,
+    pagePath: found.pagePath,
     pageInfo: { hasNextPage: found.hasNextPage, hasPreviousPage: false as const, startCursor: found.startCursor, endCursor: found.endCursor },
   };
 }

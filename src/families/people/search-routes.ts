@@ -52,7 +52,7 @@ export const peopleSearchRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }
       const startedAt = performance.now();
       const { filter, pageInfo } = request.body;
       const found = await searchPeople(requestContext(deps, request), deps.cursors, filter, { startCursor: pageInfo?.startCursor, size: pageInfo?.size ?? 25 });
-      void reply.header('server-timing', serverTiming(found.countedBy, startedAt));
+      void reply.header('server-timing', serverTiming(found.countedBy, startedAt, found.pagePath));
       return found;
     },
   );

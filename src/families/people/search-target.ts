@@ -5,7 +5,8 @@ import type { SearchTarget } from '../../search/run.js';
 const needsStudy = 'PARTICIPANT and INCENTIVE names need a study: search its participants with POST /studies/{studyId}/participants/search';
 
 export const peopleSearchGroups: GroupAvailability = { PERSON: true, PARTICIPANT: needsStudy, INCENTIVE: needsStudy };
-export const byPersonId = ascendingId(sql`p.person_id`);
+/** people_live (workspace_id, person_id) serves it. */
+export const byPersonId = ascendingId(sql`p.person_id`, 'person');
 
 /** POST /people/search: the live people of the workspace. */
 export function peopleTarget(workspaceId: string): SearchTarget {
@@ -16,6 +17,6 @@ export function peopleTarget(workspaceId: string): SearchTarget {
     id: sql`p.person_id`,
     columns: sql`p.*`,
     groups: peopleSearchGroups,
-    countedOver: { personNo: sql`p.person_no` },
+    countedOver: { personNo: sql`p.person_no`, rowPersonNo: sql`p.person_no` },
   };
 }

@@ -27,6 +27,7 @@ export async function searchPeople(context: CallContext, cursors: CursorCodec, f
     results: await presentPeople(db, workspaceId, found.rows, context.canReadPersonalData),
     total: found.total,
     countedBy: found.countedBy,
+    pagePath: found.pagePath,
     pageInfo: { hasNextPage: found.hasNextPage, hasPreviousPage: false as const, startCursor: found.startCursor, endCursor: found.endCursor },
   };
 }

@@ -532,10 +532,15 @@ export class Column {
 
   /** Tests of one position, for the leaves of a count (src/search/counts/plan.ts). */
   readonly test = {
-    code: (codes: ReadonlySet<number>) => (position: number) => codes.has(this.codes[position]!),
-    empty: (emptyCodes: ReadonlySet<number>) => (position: number) => {
-      const code = this.codes[position]!;
-      return code === 0 || emptyCodes.has(code);
+    // A table by code, not a Set: a study's 100,000 participants are tested one by one, and
+    // Set.has made up most of E1's count.
+    code: (codes: ReadonlySet<number>) => {
+      const accepted = codeTable(codes);
+      return (position: number) => accepted[this.codes[position]!] === 1;
+    },
+    empty: (emptyCodes: ReadonlySet<number>) => {
+      const accepted = codeTable([0, ...emptyCodes]);
+      return (position: number) => accepted[this.codes[position]!] === 1;
     },
     value: (accepts: (value: number) => boolean) => (position: number) => {
       const value = this.values[position]!;
@@ -571,4 +576,13 @@ function enlarge<T extends Int32Array | Float64Array | Int8Array | Uint32Array>(
   larger.set(array);
   larger.fill(fill, array.length);
   return larger;
+}
+
+/** 1 at each of `codes`, 0 elsewhere; a code past its end reads undefined, so not accepted. */
+function codeTable(codes: Iterable<number>): Uint8Array {
+  let highest = 0;
+  for (const code of codes) if (code > highest) highest = code;
+  const table = new Uint8Array(highest + 1);
+  for (const code of codes) if (code >= 0) table[code] = 1;
+  return table;
 }

@@ -1,6 +1,7 @@
 import { type ControlledTransaction, type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { Bitset } from './bitset.js';
+import { forEachSlot, type MemberBitmap, memberBitmapOfSlots } from '../member-bitmap.js';
 import type { ColumnSpec, CountPlan } from './plan.js';
 import { type ColumnPhase, type CountNeeds, WorkspaceCounts } from './workspace.js';
 
@@ -19,6 +20,12 @@ export interface SearchCountsOptions {
 export interface Matches {
   total: number;
   personNos(): Int32Array;
+  /** The same people as a bitmap of their person_no, for a page that walks an index keeping them. */
+  bitmap(): MemberBitmap;
+  /** The rows the count ranged over: the workspace's live people, or the study's participants whose person is live. */
+  rows: number;
+  /** The people the workspace's counts hold (the deleted among them too: a bound, for choosing how to read a page). */
+  people: number;
 }
 
 /** How a search's total was counted: by the counts held in process, or by SQL (`preparing`: while the counts load for it). */
@@ -77,7 +84,14 @@ export class SearchCounts {
         const sqlLeaves = await this.sqlLeaves(transaction, workspace, plan, studyId, columns);
         const matched = combine(plan, columns, sqlLeaves).and(columns.domain.bits);
         const total = matched.count();
-        answer = { total, page: await page(transaction, { total, personNos: () => personNosOf(matched, columns.personNos, total) }) };
+        const matches: Matches = {
+          total,
+          personNos: () => personNosOf(matched, columns.personNos, total),
+          bitmap: () => memberBitmapOfSlots(matched.words, columns.personNos, columns.orderedSlots),
+          rows: columns.domain.slots.length,
+          people: columns.slots,
+        };
+        answer = { total, page: await page(transaction, matches) };
       } catch (error) {
         await started.finish(false);
         throw error;
@@ -294,7 +308,9 @@ function alone(transaction: ControlledTransaction<DB>): (ok: boolean) => Promise
 function personNosOf(matched: Bitset, personNoOf: Int32Array, total: number): Int32Array {
   const personNos = new Int32Array(total);
   let next = 0;
-  for (const slot of matched.slots()) personNos[next++] = personNoOf[slot]!;
+  forEachSlot(matched.words, (slot) => {
+    personNos[next++] = personNoOf[slot]!;
+  });
   return personNos;
 }
 

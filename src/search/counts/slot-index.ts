@@ -24,6 +24,11 @@ export class SlotIndex {
     return this.size;
   }
 
+  /** How many slots, from the first, hold increasing person numbers. */
+  get orderedSlots(): number {
+    return this.orderedEnd;
+  }
+
   /** The slot → person_no list (its first `slots` entries); replaced, never changed in place, when it grows. */
   get personNoOf(): Int32Array {
     return this.personNos;
