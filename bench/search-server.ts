@@ -3,6 +3,7 @@ import { type KyselyPlugin, PostgresQueryCompiler, type PluginTransformQueryArgs
 import { buildService } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
+import { portable } from './lib/captured.js';
 import { failAsChild, serveAsChild } from './lib/child.js';
 
 /**
@@ -16,6 +17,7 @@ import { failAsChild, serveAsChild } from './lib/child.js';
 
 export interface CapturedStatement {
   sql: string;
+  /** As sent, except that binary ones (a page's bitmap of matches) travel as `{ base64 }` (bench/lib/captured.ts). */
   parameters: unknown[];
   startMs: number;
   endMs: number;
@@ -29,7 +31,7 @@ class StatementRecorder implements KyselyPlugin {
 
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     const compiled = this.#compiler.compileQuery(args.node, args.queryId);
-    const statement: CapturedStatement = { sql: compiled.sql, parameters: [...compiled.parameters], startMs: performance.now(), endMs: Number.NaN };
+    const statement: CapturedStatement = { sql: compiled.sql, parameters: compiled.parameters.map(portable), startMs: performance.now(), endMs: Number.NaN };
     this.#pending.set(args.queryId, statement);
     this.recorded.push(statement);
     return args.node;
@@ -52,7 +54,8 @@ async function main() {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const service = await buildService({
     config,
-    database: capture ? { ...database, db: database.db.withPlugin(recorder) } : database,
+    // Both handles record: the owner's and each workspace's (row-level security's scope, src/db/tenancy.ts).
+    database: capture ? { ...database, db: database.db.withPlugin(recorder), forTenant: (workspaceId: string) => database.forTenant(workspaceId).withPlugin(recorder) } : database,
     logger: false,
     // The bench migrated the store before starting this process (kept data may have had migrations
     // merged from other branches applied out of name order, which the ordered check would refuse).

@@ -13,6 +13,7 @@ import { byParticipantId, participantsTarget } from '../src/families/participant
 import { byPersonId, peopleTarget } from '../src/families/people/search-target.js';
 import { fingerprintOf, type SearchSeed, seedInfo, seedSearchBench } from './search-seed.js';
 import type { CapturedStatement } from './search-server.js';
+import { portable, revived } from './lib/captured.js';
 import { namesParticipant, type SearchShape, searchShapes } from './search-shapes.js';
 import { type RunningChild, startChild } from './lib/child.js';
 import { processMemory, sampleMemory } from './lib/memory.js';
@@ -170,7 +171,7 @@ function wavesOf(statements: CapturedStatement[]): CompiledQuery[][] {
       waves.push({ statements: [statement], firstEnd: statement.endMs });
     }
   }
-  return waves.map((wave) => wave.statements.map((statement) => ({ sql: statement.sql, parameters: statement.parameters }) as unknown as CompiledQuery));
+  return waves.map((wave) => wave.statements.map((statement) => ({ sql: statement.sql, parameters: statement.parameters.map(revived) }) as unknown as CompiledQuery));
 }
 
 /** The service, in a child process; with `capture`, it records the statements it sends. */
@@ -332,6 +333,14 @@ async function explainCells(database: Database, cells: Cell[], file: string, wor
   log(`EXPLAIN (ANALYZE, BUFFERS) of every statement saved to ${file}`);
 }
 
+/** Every cell's statements whole (SQL and parameters), to replay them under other settings. */
+function dumpCells(cells: Cell[], file: string) {
+  const dumped = cells.map((cell) => ({ target: cell.target.key, shape: cell.shape.key, kind: cell.kind, total: cell.total, waves: cell.waves.map((wave) => wave.map(({ sql, parameters }) => ({ sql, parameters: parameters.map(portable) }))) }));
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, JSON.stringify(dumped));
+  log(`every cell's statements saved to ${file}`);
+}
+
 interface Load {
   seconds: number;
   concurrency: number;
@@ -401,8 +410,9 @@ function serviceLoad(port: number, seed: SearchSeed, cell: Cell, load: Load): Pr
 /** A bare client on the store: a pg pool of the service's size, or the embedded store opened in this process. */
 async function bareClient(store: BenchStore): Promise<{ execute: (query: CompiledQuery) => Promise<unknown>; close(): Promise<void> }> {
   if (store.kind === 'postgres') {
-    // The service's session settings (no JIT), as the owner: the floor pays no row-level security.
-    const pool = new pg.Pool({ connectionString: store.databaseUrl, max: POOL_SIZE, options: '-c TimeZone=UTC -c jit=off' });
+    // The service's session settings (no JIT; no parallel workers, which the service turns off for
+    // the pages it reads in a count's transaction), as the owner: the floor pays no row-level security.
+    const pool = new pg.Pool({ connectionString: store.databaseUrl, max: POOL_SIZE, options: '-c TimeZone=UTC -c jit=off -c max_parallel_workers_per_gather=0' });
     return { execute: (query) => pool.query(query.sql, query.parameters as unknown[]), close: () => pool.end() };
   }
   const database = await openStore(store);
@@ -425,8 +435,8 @@ const peakRssOf = (child: RunningChild | undefined) => processMemory(child?.proc
 
 export async function run(options: BenchOptions): Promise<BenchResult> {
   const { quick, flags } = options;
-  const known = '--store=postgres|embedded, --people=N, --reuse, --explain, --seconds=S, --warmup=S, --shapes=a,b, --targets=e1,people, --concurrency=N, --no-load';
-  const unknown = flags.filter((flag) => !/^--(store|people|seconds|warmup|shapes|targets|concurrency)=|^--(reuse|explain|no-load)$/.test(flag));
+  const known = '--store=postgres|embedded, --people=N, --reuse, --explain, --dump, --seconds=S, --warmup=S, --shapes=a,b, --targets=e1,people, --concurrency=N, --no-load';
+  const unknown = flags.filter((flag) => !/^--(store|people|seconds|warmup|shapes|targets|concurrency)=|^--(reuse|explain|dump|no-load)$/.test(flag));
   if (unknown.length > 0) throw new Error(`Unknown flag(s) for the search bench: ${unknown.join(' ')} (known: ${known})`);
   const storeKind = flagValue(flags, 'store') ?? 'postgres';
   if (storeKind !== 'postgres' && storeKind !== 'embedded') throw new Error(`--store must be postgres or embedded, got ${storeKind}`);
@@ -485,6 +495,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     }
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     // EXPLAIN ANALYZE runs every statement once more (seconds each when the plan is poor): only when asked.
+    if (flags.includes('--dump')) dumpCells(cells, path.join(dataDirectory, `search-statements-${storeKind}-${people}-${stamp}.json`));
     if (flags.includes('--explain')) await explainCells((parent ??= await openStore(store)), cells, path.join(dataDirectory, `search-explain-${storeKind}-${people}-${stamp}.txt`), seed.workspaceId);
 
     const measured: Measured[] = [];
