@@ -399,13 +399,14 @@ export class Column {
       else if (count !== 0) {
         const start = starts[position]!;
         let within = 0;
+        // Without a branch per instant (see rangeBitset).
         for (let index = start; index < start + count; index++) {
           const instant = pool[index]!;
-          if (instant >= low && instant <= high) within++;
+          within += +(instant >= low) & +(instant <= high);
         }
         matches = within >= fewest && within <= most;
       }
-      if (matches) words[position >>> 5]! |= 1 << (position & 31);
+      words[position >>> 5]! |= +matches << (position & 31);
     }
     if (zero) for (let position = held; position < positions; position++) words[position >>> 5]! |= 1 << (position & 31);
     return bits;
@@ -474,16 +475,20 @@ export class Column {
     return new Bitset(words);
   }
 
-  /** The positions whose number or instant lies in the range, in one tight pass over the values. */
+  /**
+   * The positions whose number or instant lies in the range, in one tight pass over the values,
+   * a word of 32 at a time and without branches: a value's test is as likely to pass as to fail,
+   * and a branch per value took three times as long (1,000,000 values: 5.5 ms against 1.8).
+   * NaN (no value) fails every comparison.
+   */
   rangeBitset(range: Range, positions: number): Bitset {
     const bits = Bitset.empty(positions);
+    const words = bits.words;
     const values = this.values;
     const end = Math.min(positions, values.length);
     const { low, high, lowInclusive, highInclusive } = range;
-    for (let position = 0; position < end; position++) {
-      const value = values[position]!;
-      if ((lowInclusive ? value >= low : value > low) && (highInclusive ? value <= high : value < high)) bits.words[position >>> 5]! |= 1 << (position & 31);
-    }
+    const pass = lowInclusive ? (highInclusive ? passClosed : passClosedOpen) : highInclusive ? passOpenClosed : passOpen;
+    pass(values, end, low, high, words);
     return bits;
   }
 
@@ -585,4 +590,74 @@ function codeTable(codes: Iterable<number>): Uint8Array {
   const table = new Uint8Array(highest + 1);
   for (const code of codes) if (code >= 0) table[code] = 1;
   return table;
+}
+
+// One pass per kind of bounds, each its own function, so that each loop tests the value alone
+// and V8 compiles it without a call (a shared loop calling a test per kind ran 5x slower).
+function passClosed(values: Float64Array, end: number, low: number, high: number, words: Uint32Array): void {
+  const whole = end >>> 5;
+  for (let index = 0; index < whole; index++) {
+    const first = index << 5;
+    let word = 0;
+    for (let bit = 0; bit < 32; bit++) {
+      const value = values[first + bit]!;
+      word |= (+(value >= low) & +(value <= high)) << bit;
+    }
+    words[index] = word;
+  }
+  for (let position = whole << 5; position < end; position++) {
+    const value = values[position]!;
+    words[position >>> 5]! |= (+(value >= low) & +(value <= high)) << (position & 31);
+  }
+}
+
+function passClosedOpen(values: Float64Array, end: number, low: number, high: number, words: Uint32Array): void {
+  const whole = end >>> 5;
+  for (let index = 0; index < whole; index++) {
+    const first = index << 5;
+    let word = 0;
+    for (let bit = 0; bit < 32; bit++) {
+      const value = values[first + bit]!;
+      word |= (+(value >= low) & +(value < high)) << bit;
+    }
+    words[index] = word;
+  }
+  for (let position = whole << 5; position < end; position++) {
+    const value = values[position]!;
+    words[position >>> 5]! |= (+(value >= low) & +(value < high)) << (position & 31);
+  }
+}
+
+function passOpenClosed(values: Float64Array, end: number, low: number, high: number, words: Uint32Array): void {
+  const whole = end >>> 5;
+  for (let index = 0; index < whole; index++) {
+    const first = index << 5;
+    let word = 0;
+    for (let bit = 0; bit < 32; bit++) {
+      const value = values[first + bit]!;
+      word |= (+(value > low) & +(value <= high)) << bit;
+    }
+    words[index] = word;
+  }
+  for (let position = whole << 5; position < end; position++) {
+    const value = values[position]!;
+    words[position >>> 5]! |= (+(value > low) & +(value <= high)) << (position & 31);
+  }
+}
+
+function passOpen(values: Float64Array, end: number, low: number, high: number, words: Uint32Array): void {
+  const whole = end >>> 5;
+  for (let index = 0; index < whole; index++) {
+    const first = index << 5;
+    let word = 0;
+    for (let bit = 0; bit < 32; bit++) {
+      const value = values[first + bit]!;
+      word |= (+(value > low) & +(value < high)) << bit;
+    }
+    words[index] = word;
+  }
+  for (let position = whole << 5; position < end; position++) {
+    const value = values[position]!;
+    words[position >>> 5]! |= (+(value > low) & +(value < high)) << (position & 31);
+  }
 }
