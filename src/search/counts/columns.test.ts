@@ -252,6 +252,39 @@ describe('Column: instants', () => {
     expect([within(0), within(1), within(2)]).toEqual([(198 % 5) + 1, 2, (197 % 5) + 1]);
   });
 
+  it('counts by the latest instants held exactly as by walking the lists, for any window and bounds, also after replacements and with instants after the window', () => {
+    // A small deterministic generator: the same cases on every run.
+    let state = 42;
+    const next = (below: number) => {
+      state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
+      return state % below;
+    };
+    const size = 300;
+    const lists: number[][] = Array.from({ length: size }, () => Array.from({ length: next(5) }, () => next(100)));
+    const column = columnOf('instants', lists.map((days) => list(...days)));
+    for (let change = 0; change < 100; change++) {
+      const position = next(size);
+      lists[position] = Array.from({ length: next(5) }, () => next(100));
+      column.set(position, list(...lists[position]!));
+    }
+    const bounds = [-Infinity, -1, 0, 0.5, 1, 1.5, 2, 3, 4, Infinity];
+    for (let round = 0; round < 400; round++) {
+      const low = next(100);
+      // Windows ending at or after every instant (the latest answer), and before some (the lists do).
+      const high = round % 4 === 0 ? low + next(30) : 100 + next(10);
+      const range = { low: bounds[next(bounds.length)]!, lowInclusive: next(2) === 0, high: bounds[next(bounds.length)]!, highInclusive: next(2) === 0 };
+      const positions = size + next(40);
+      const bits = column.windowCountBitset(low * day, high * day, range, positions);
+      const expected = matching((position) => {
+        const within = (lists[position] ?? []).filter((at) => at >= low && at <= high).length;
+        const aboveLow = range.lowInclusive ? within >= range.low : within > range.low;
+        const belowHigh = range.highInclusive ? within <= range.high : within < range.high;
+        return aboveLow && belowHigh;
+      }, positions);
+      expect(matching((position) => bits.has(position), positions), JSON.stringify({ low, high, range, positions })).toEqual(expected);
+    }
+  });
+
   it('marks the column inexact for an instant a double cannot hold to the microsecond', () => {
     const column = columnOf('instants', [JSON.stringify(['9007199254740993'])]);
     expect(column.exact).toBe(false);
