@@ -453,6 +453,14 @@ export class WorkspaceCounts {
           leaves.set(node, bits);
           return;
         }
+        // A study's column is indexed by row: answered word-wide by row when it can be, then each
+        // matching row marks its person's slot (rows outside the domain are dropped by the count's
+        // final AND with it); else tested row by row over the domain.
+        const byRow = node.bits?.(held.column, study!.rows);
+        if (byRow) {
+          leaves.set(node, slotsOfRows(byRow, study!.personSlot, study!.rows, this.slots));
+          return;
+        }
         const matches = node.test(held.column);
         const bits = Bitset.empty(this.slots);
         for (let i = 0; i < domain.rows.length; i++) if (matches(domain.rows[i]!)) bits.add(domain.slots[i]!);
@@ -514,6 +522,24 @@ export class WorkspaceCounts {
       this.domains.delete(studyId);
     }
   }
+}
+
+/** The slots of the people whose rows are in `rows` below `rowCount` (rows without a person, slot -1, are skipped). */
+function slotsOfRows(rows: Bitset, personSlot: Int32Array, rowCount: number, slots: number): Bitset {
+  const bits = Bitset.empty(slots);
+  const { words } = rows;
+  const end = Math.min(words.length, wordsFor(rowCount));
+  for (let index = 0; index < end; index++) {
+    let word = words[index]!;
+    while (word !== 0) {
+      const lowest = word & -word;
+      const row = (index << 5) + (31 - Math.clz32(lowest));
+      const slot = row < rowCount ? personSlot[row]! : -1;
+      if (slot >= 0) bits.add(slot);
+      word = (word ^ lowest) >>> 0;
+    }
+  }
+  return bits;
 }
 
 /** The snapshot's xmin and how far the workspace's log was pruned in it: the first statement of a build. */
