@@ -318,6 +318,38 @@ describe('Column: haystack', () => {
     column.set(2, 'c@round4999');
     expect(slotsOf(column.substringBitset('round4999', false, 3))).toEqual([1, 2]);
   });
+
+  it('answers a needle searched again as a scan would, after writes, growth and the eviction of older needles', () => {
+    let state = 7;
+    const next = (below: number) => {
+      state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
+      return state % below;
+    };
+    const syllables = ['ga', 'rc', 'ia', 'an', 'na', 'x', 'é', '@', '.'];
+    const text = () => (next(6) === 0 ? null : Array.from({ length: next(6) }, () => syllables[next(syllables.length)]).join(''));
+    const texts: (string | null)[] = Array.from({ length: 200 }, text);
+    const column = columnOf('haystack', texts);
+    const needles = ['ga', 'garc', 'ia', 'an', 'na', 'x', 'rcia', '@', '.', 'aga', 'ana', 'nan', 'xx', 'iaia', 'gaga', 'rc', 'a', 'c', 'ian', 'na.'];
+    for (let round = 0; round < 600; round++) {
+      if (next(3) === 0) {
+        const position = next(texts.length + 3);
+        if (position >= texts.length) {
+          column.grow(position + 1);
+          while (texts.length <= position) texts.push(null);
+        }
+        texts[position] = text();
+        column.set(position, texts[position]);
+      }
+      const needle = needles[next(needles.length)]!;
+      const prefix = next(2) === 0;
+      const positions = texts.length - next(3);
+      const expected = matching((position) => {
+        const value = texts[position];
+        return value !== null && value !== undefined && (prefix ? value.startsWith(needle) : value.includes(needle));
+      }, positions);
+      expect(slotsOf(column.substringBitset(needle, prefix, positions)), `${prefix ? 'prefix ' : ''}${needle} over ${positions}`).toEqual(expected);
+    }
+  });
 });
 
 describe('Column: location', () => {

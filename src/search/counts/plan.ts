@@ -167,6 +167,9 @@ function membershipTest(comparison: Comparison, raw: unknown): Tests {
   return { test: (column) => column.test.options(ids, all), bits: (column) => column.optionsBitset(ids, all) };
 }
 
+/** Up to how many values a test ORs their bitsets rather than passing over every position. */
+const FEW_CODES = 8;
+
 const isAscii = (text: string) => [...text].every((character) => character.charCodeAt(0) < 0x80);
 
 /**
@@ -188,7 +191,11 @@ function substringTest(comparison: Comparison, raw: unknown, haystack: boolean):
   const accepts = comparison === 'CONTAINS' ? (value: string) => value.includes(lowered) : (value: string) => value.startsWith(lowered);
   return {
     test: (column) => column.test.code(column.codesWhere(accepts)),
-    bits: (column, positions) => column.codesBitset(column.codesWhere(accepts), positions),
+    bits: (column, positions) => {
+      // A few values' bitsets ORed word-wide cost less than a pass over every position.
+      const codes = column.codesWhere(accepts);
+      return (codes.size <= FEW_CODES ? column.valuesBitset(codes) : undefined) ?? column.codesBitset(codes, positions);
+    },
   };
 }
 
