@@ -227,6 +227,31 @@ describe('codes scanned without value bitsets', () => {
   });
 });
 
+describe('Column: number ranges', () => {
+  it('answers every kind of bounds as the comparisons would, also between adjacent doubles and at infinities', () => {
+    // 2^53 - 1 and 2^53 are adjacent doubles: an open bound at one must keep the other.
+    const texts = ['9007199254740991', '9007199254740992', '0.5', '-3', null, '0', '-9007199254740992'];
+    const column = columnOf('number', texts);
+    const values = texts.map((text) => (text === null ? Number.NaN : Number(text)));
+    const bounds = [...values.filter((value) => !Number.isNaN(value)), Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY];
+    for (const low of bounds) {
+      for (const high of bounds) {
+        for (const lowInclusive of [true, false]) {
+          for (const highInclusive of [true, false]) {
+            const range = { low, lowInclusive, high, highInclusive };
+            const expected = matching((position) => {
+              const value = values[position]!;
+              return (lowInclusive ? value >= low : value > low) && (highInclusive ? value <= high : value < high);
+            }, texts.length);
+            const bits = column.rangeBitset(range, texts.length);
+            expect(matching((position) => bits.has(position), texts.length), JSON.stringify(range)).toEqual(expected);
+          }
+        }
+      }
+    }
+  });
+});
+
 describe('Column: instants', () => {
   const day = 86_400_000_000; // microseconds
   const list = (...days: number[]) => JSON.stringify(days.map((at) => String(at * day)));

@@ -474,14 +474,18 @@ export class Column {
     const needsFewest = fewest > 0;
     const needsMost = Number.isFinite(most);
     if ((needsFewest && fewest > LATEST_HELD) || (needsMost && most + 1 > LATEST_HELD)) return undefined;
-    const words = bits.words;
     const held = Math.min(positions, this.instantCount.length);
-    if (needsFewest && needsMost) passLatestBetween(this.latest[fewest - 1]!, this.latest[most]!, held, low, words);
-    else if (needsFewest) passLatestAtLeast(this.latest[fewest - 1]!, held, low, words);
-    else if (needsMost) passLatestBelow(this.latest[most]!, held, low, words);
+    // The k-th latest of a position with fewer than k instants is -Infinity: never at or after `low`.
+    const below = nextDown(low);
+    if (needsFewest) passWithin(this.latest[fewest - 1]!, held, low, Number.POSITIVE_INFINITY, bits.words);
+    if (needsMost) {
+      const fewerThanMost = Bitset.empty(positions);
+      passWithin(this.latest[most]!, held, Number.NEGATIVE_INFINITY, below, fewerThanMost.words);
+      if (!needsFewest) return fillFrom(fewerThanMost, held, positions);
+      return bits.and(fewerThanMost);
+    }
     // Positions beyond the held ones have no instants: a count of 0, within the range when fewest <= 0.
-    if (!needsFewest) for (let position = needsMost ? held : 0; position < positions; position++) words[position >>> 5]! |= 1 << (position & 31);
-    return bits;
+    return needsFewest ? bits : fillFrom(bits, 0, positions);
   }
 
   private moveValueBit(position: number, before: number, after: number, none: number): void {
@@ -567,9 +571,8 @@ export class Column {
     const words = bits.words;
     const values = this.values;
     const end = Math.min(positions, values.length);
-    const { low, high, lowInclusive, highInclusive } = range;
-    const pass = lowInclusive ? (highInclusive ? passClosed : passClosedOpen) : highInclusive ? passOpenClosed : passOpen;
-    pass(values, end, low, high, words);
+    const { low, high } = closedBounds(range);
+    passWithin(values, end, low, high, words);
     return bits;
   }
 
@@ -673,27 +676,46 @@ function codeTable(codes: Iterable<number>): Uint8Array {
   return table;
 }
 
-// One pass per kind of bounds, each its own function, so that each loop tests the value alone
-// and V8 compiles it without a call (a shared loop calling a test per kind ran 5x slower).
+/**
+ * A range's bounds as closed ones over doubles: x > a exactly when x >= the next double above a
+ * (NaN, no value, fails both), so one loop of closed comparisons answers every kind of bounds.
+ */
+function closedBounds(range: Range): { low: number; high: number } {
+  return { low: range.lowInclusive ? range.low : nextUp(range.low), high: range.highInclusive ? range.high : nextDown(range.high) };
+}
+
+const doubleView = new DataView(new ArrayBuffer(8));
+
+/** The least double above `value` (Infinity and NaN stay themselves). */
+function nextUp(value: number): number {
+  if (Number.isNaN(value) || value === Number.POSITIVE_INFINITY) return value;
+  if (value === 0) return Number.MIN_VALUE;
+  doubleView.setFloat64(0, value);
+  // Sign and magnitude: one unit more magnitude above zero, one less below.
+  doubleView.setBigInt64(0, doubleView.getBigInt64(0) + (value > 0 ? 1n : -1n));
+  return doubleView.getFloat64(0);
+}
+
+const nextDown = (value: number) => -nextUp(-value);
+
+/** `bits` with every position from `from` up to `positions` added. */
+function fillFrom(bits: Bitset, from: number, positions: number): Bitset {
+  for (let position = from; position < positions; position++) bits.add(position);
+  return bits;
+}
+
 /** How many substring results a haystack keeps current (see Column.remembered). */
 const REMEMBERED_NEEDLES = 16;
 
 /** How many of each position's latest instants are held beside its list (see Column.latest). */
 const LATEST_HELD = 2;
 
-function passLatestAtLeast(kth: Float64Array, end: number, low: number, words: Uint32Array): void {
-  for (let position = 0; position < end; position++) words[position >>> 5]! |= +(kth[position]! >= low) << (position & 31);
-}
-
-function passLatestBelow(kth: Float64Array, end: number, low: number, words: Uint32Array): void {
-  for (let position = 0; position < end; position++) words[position >>> 5]! |= +(kth[position]! < low) << (position & 31);
-}
-
-function passLatestBetween(atLeast: Float64Array, below: Float64Array, end: number, low: number, words: Uint32Array): void {
-  for (let position = 0; position < end; position++) words[position >>> 5]! |= (+(atLeast[position]! >= low) & +(below[position]! < low)) << (position & 31);
-}
-
-function passClosed(values: Float64Array, end: number, low: number, high: number, words: Uint32Array): void {
+/**
+ * The positions whose value lies within [low, high], a word of 32 at a time and without a branch
+ * per value (a loop calling a test per kind of bounds ran 5x slower). Open bounds are first made
+ * closed by closedBounds, so this one loop serves every range.
+ */
+function passWithin(values: Float64Array, end: number, low: number, high: number, words: Uint32Array): void {
   const whole = end >>> 5;
   for (let index = 0; index < whole; index++) {
     const first = index << 5;
@@ -710,53 +732,3 @@ function passClosed(values: Float64Array, end: number, low: number, high: number
   }
 }
 
-function passClosedOpen(values: Float64Array, end: number, low: number, high: number, words: Uint32Array): void {
-  const whole = end >>> 5;
-  for (let index = 0; index < whole; index++) {
-    const first = index << 5;
-    let word = 0;
-    for (let bit = 0; bit < 32; bit++) {
-      const value = values[first + bit]!;
-      word |= (+(value >= low) & +(value < high)) << bit;
-    }
-    words[index] = word;
-  }
-  for (let position = whole << 5; position < end; position++) {
-    const value = values[position]!;
-    words[position >>> 5]! |= (+(value >= low) & +(value < high)) << (position & 31);
-  }
-}
-
-function passOpenClosed(values: Float64Array, end: number, low: number, high: number, words: Uint32Array): void {
-  const whole = end >>> 5;
-  for (let index = 0; index < whole; index++) {
-    const first = index << 5;
-    let word = 0;
-    for (let bit = 0; bit < 32; bit++) {
-      const value = values[first + bit]!;
-      word |= (+(value > low) & +(value <= high)) << bit;
-    }
-    words[index] = word;
-  }
-  for (let position = whole << 5; position < end; position++) {
-    const value = values[position]!;
-    words[position >>> 5]! |= (+(value > low) & +(value <= high)) << (position & 31);
-  }
-}
-
-function passOpen(values: Float64Array, end: number, low: number, high: number, words: Uint32Array): void {
-  const whole = end >>> 5;
-  for (let index = 0; index < whole; index++) {
-    const first = index << 5;
-    let word = 0;
-    for (let bit = 0; bit < 32; bit++) {
-      const value = values[first + bit]!;
-      word |= (+(value > low) & +(value < high)) << bit;
-    }
-    words[index] = word;
-  }
-  for (let position = whole << 5; position < end; position++) {
-    const value = values[position]!;
-    words[position >>> 5]! |= (+(value > low) & +(value < high)) << (position & 31);
-  }
-}
