@@ -157,8 +157,9 @@ describe('Redis killed under load', () => {
       }
     }
     const database = await openTestDatabase();
+    // On the run's shared database: no live dispatchers, which would take other files' due deliveries.
     const config = loadConfig(
-      { ...process.env, DATABASE_URL: testDatabaseUrl ?? '', REDIS_URL: `redis://127.0.0.1:${redisPort}`, LOG_LEVEL: 'silent', JOBS: 'off' },
+      { ...process.env, DATABASE_URL: testDatabaseUrl ?? '', REDIS_URL: `redis://127.0.0.1:${redisPort}`, LOG_LEVEL: 'silent', JOBS: 'off', WEBHOOK_DELIVERY: 'off', MAIL_DELIVERY: 'off' },
       { rateLimitMax: 40, rateLimitWindowSeconds: 600 },
     );
     service = await buildService({ config, clock: createClock(), logger: false, database, rateLimitKeyPrefix: `outage-${Date.now()}` });

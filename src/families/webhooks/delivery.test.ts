@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, callTestHelper, createTenant, startTestService, storeKind, type Tenant, type TestService } from '../../../test/harness.js';
 import { createParticipant, createStudy, sendIncentive } from '../../../test/incentives-factory.js';
 import { patchParticipant } from '../../../test/participants-factory.js';
+import { startPrivateTestService } from '../../../test/private-database.js';
 import { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import { inTransaction } from '../../db/transaction.js';
 import { runJobs, startImport } from '../imports/test-support.js';
@@ -15,7 +16,8 @@ import { attemptsMax, retryDelaysSeconds } from './schedule.js';
  * Delivery end to end, to a real HTTP receiver on loopback: the service's clock starts in a
  * year of this file's own and moves forward to make retries due; deliveries are sent with
  * dispatcher.runDue for the test's workspace (the live dispatcher is off in tests but where a
- * test starts it).
+ * test starts it, and then on a database of its own: a live dispatcher claims every workspace's
+ * due deliveries, and would take other files' from under their runDue).
  */
 const ERA = Date.parse('7100-01-01T00:00:00.000Z');
 
@@ -266,7 +268,7 @@ describe('webhook delivery', () => {
 
   it('delivers when the dispatcher runs, woken by the commit, not by its poll', async () => {
     // The poll comes once at start and then not for 10 minutes: only the commit's notification can send it.
-    const live = await startTestService({ webhookAllowPrivateTargets: true, webhookAllowHttp: true, webhookDelivery: true }, { webhookPollMs: 600_000 });
+    const live = await startPrivateTestService({ webhookAllowPrivateTargets: true, webhookAllowHttp: true, webhookDelivery: true }, { webhookPollMs: 600_000 });
     cleanups.push(() => live.stop());
     const tenant = await createTenant(live);
     const own = await freshReceiver();
@@ -278,7 +280,7 @@ describe('webhook delivery', () => {
   });
 
   it("never holds one endpoint's deliveries behind a slow endpoint's backlog", async () => {
-    const live = await startTestService({ webhookAllowPrivateTargets: true, webhookAllowHttp: true, webhookDelivery: true, webhookTimeoutMs: 5_000 });
+    const live = await startPrivateTestService({ webhookAllowPrivateTargets: true, webhookAllowHttp: true, webhookDelivery: true, webhookTimeoutMs: 5_000 });
     cleanups.push(() => live.stop());
     const tenant = await createTenant(live);
     const slow = await freshReceiver();
@@ -302,9 +304,10 @@ describe('webhook delivery', () => {
   });
 
   it.skipIf(storeKind === 'embedded')('makes each attempt once with two instances delivering from one database', async () => {
-    const first = await startTestService({ webhookAllowPrivateTargets: true, webhookAllowHttp: true, webhookDelivery: true });
-    const second = await startTestService({ webhookAllowPrivateTargets: true, webhookAllowHttp: true, webhookDelivery: true });
-    cleanups.push(() => first.stop(), () => second.stop());
+    const first = await startPrivateTestService({ webhookAllowPrivateTargets: true, webhookAllowHttp: true, webhookDelivery: true });
+    cleanups.push(() => first.stop());
+    const second = await startTestService({ webhookAllowPrivateTargets: true, webhookAllowHttp: true, webhookDelivery: true }, { database: first.database });
+    cleanups.unshift(() => second.stop());
     const tenant = await createTenant(first);
     const own = await freshReceiver();
     own.answer = () => ({ status: 200, delayMs: 5 });
