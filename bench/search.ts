@@ -313,18 +313,25 @@ async function explainCells(database: Database, cells: Cell[], file: string, wor
   const printed: string[] = [];
   for (const cell of cells) {
     const statements = cell.waves.flat();
-    for (const [index, query] of statements.entries()) {
-      // Every kind of page sends the same count: explained once, with the first page.
-      if (cell.kind !== 'first' && /^\s*select count\(\*\)/.test(query.sql)) continue;
-      const { rows } = await db.executeQuery<{ 'QUERY PLAN': string }>({ ...query, sql: `explain (analyze, buffers) ${query.sql}` });
-      const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
-      const section =
-        `=== ${cell.target.key} ${cell.shape.key} / ${pageLabels[cell.kind]} (statement ${index + 1} of ${statements.length}) — ${cell.shape.description}\n` +
-        `${query.sql.replace(/\n\s*\n/g, '\n').trim()}\nparameters: ${JSON.stringify(query.parameters).slice(0, 600)}\n\n${plan}\n`;
-      sections.push(section);
-      // The search's own statements are printed; lookups around them (the study, the properties) go to the file only.
-      if (/^\s*select count\(\*\)|as sort_key/.test(query.sql)) printed.push(section);
-    }
+    // In one transaction, as the service sends them: a page's `set local` holds for the statement after it.
+    await db.transaction().execute(async (transaction) => {
+      for (const [index, query] of statements.entries()) {
+        if (/^\s*set /i.test(query.sql)) {
+          await transaction.executeQuery(query);
+          continue;
+        }
+        // Every kind of page sends the same count: explained once, with the first page.
+        if (cell.kind !== 'first' && /^\s*select count\(\*\)/.test(query.sql)) continue;
+        const { rows } = await transaction.executeQuery<{ 'QUERY PLAN': string }>({ ...query, sql: `explain (analyze, buffers) ${query.sql}` });
+        const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
+        const section =
+          `=== ${cell.target.key} ${cell.shape.key} / ${pageLabels[cell.kind]} (statement ${index + 1} of ${statements.length}) — ${cell.shape.description}\n` +
+          `${query.sql.replace(/\n\s*\n/g, '\n').trim()}\nparameters: ${JSON.stringify(query.parameters).slice(0, 600)}\n\n${plan}\n`;
+        sections.push(section);
+        // The search's own statements are printed; lookups around them (the study, the properties) go to the file only.
+        if (/^\s*select count\(\*\)|as sort_key/.test(query.sql)) printed.push(section);
+      }
+    });
   }
   const text = sections.join('\n');
   mkdirSync(path.dirname(file), { recursive: true });
