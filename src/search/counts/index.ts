@@ -48,6 +48,8 @@ export class SearchCounts {
   readonly answered: Record<'counts' | 'sql', number> = { counts: 0, sql: 0 };
   /** How the counts' answers began: without the workspace's lock (nothing new to apply) or under it. */
   readonly paths: Record<'lockFree' | 'locked' | 'joined', number> = { lockFree: 0, locked: 0, joined: 0 };
+  /** What counts took from earlier ones at the same version (workspace.ts, `reusedLeaves`): whole results, and leaves. */
+  readonly reused: Record<'results' | 'leaves', number> = { results: 0, leaves: 0 };
 
   constructor(
     /** The workspace's handle (src/db/tenancy.ts): every statement of the counts is one workspace's. */
@@ -81,13 +83,21 @@ export class SearchCounts {
     if (started) {
       const { transaction, columns } = started;
       try {
-        const sqlLeaves = await this.sqlLeaves(transaction, workspace, plan, studyId, columns);
-        const matched = combine(plan, columns, sqlLeaves).and(columns.domain.bits);
-        const total = matched.count();
+        let result = columns.reused;
+        if (result) this.reused.results++;
+        this.reused.leaves += columns.leavesReused;
+        if (!result) {
+          const sqlLeaves = await this.sqlLeaves(transaction, workspace, plan, studyId, columns);
+          const matched = combine(plan, columns, sqlLeaves).and(columns.domain.bits);
+          result = { matched, total: matched.count() };
+          workspace.remember(columns, result);
+        }
+        const kept = result;
+        const { total } = kept;
         const matches: Matches = {
           total,
-          personNos: () => personNosOf(matched, columns.personNos, total),
-          bitmap: () => memberBitmapOfSlots(matched.words, columns.personNos, columns.orderedSlots),
+          personNos: () => (kept.personNos ??= personNosOf(kept.matched, columns.personNos, total)),
+          bitmap: () => (kept.bitmap ??= memberBitmapOfSlots(kept.matched.words, columns.personNos, columns.orderedSlots)),
           rows: columns.domain.slots.length,
           people: columns.slots,
         };

@@ -34,8 +34,8 @@ export type CountPlan =
   | { kind: 'all' }
   | { kind: 'and' | 'or'; items: CountPlan[] }
   | { kind: 'not'; item: CountPlan }
-  | { kind: 'column'; column: ColumnSpec; test: (column: Column) => (position: number) => boolean; bits?: WordWide }
-  | { kind: 'split'; column: ColumnSpec; split: SplitTest; condition: RawBuilder<SqlBool> }
+  | { kind: 'column'; column: ColumnSpec; test: (column: Column) => (position: number) => boolean; bits?: WordWide; reuse: string }
+  | { kind: 'split'; column: ColumnSpec; split: SplitTest; condition: RawBuilder<SqlBool>; reuse: string }
   | { kind: 'sql'; source: CountSource; condition: RawBuilder<SqlBool> };
 
 /**
@@ -122,7 +122,7 @@ function planFilter(filter: Filter, options: PlanOptions): CountPlan | undefined
     const latitude = locationCoordinate(value, 'lat');
     const longitude = locationCoordinate(value, 'lng');
     const column: ColumnSpec = { source, key: `${key}:lat-lng`, kind: 'location', value: sql`(cast(${latitude} as text) || ' ' || cast(${longitude} as text))` };
-    return { kind: 'split', column, split: (held, slots, positions) => held.withinKm(lat, lng, km, slots, positions), condition: options.sqlCondition(filter) };
+    return { kind: 'split', column, split: (held, slots, positions) => held.withinKm(lat, lng, km, slots, positions), condition: options.sqlCondition(filter), reuse: JSON.stringify(['within-km', lat, lng, km]) };
   }
   const tests = kind && columnTest(definition, kind, comparison, filter.value, options.context.now);
   const positive: CountPlan = tests
@@ -131,7 +131,41 @@ function planFilter(filter: Filter, options: PlanOptions): CountPlan | undefined
   return complement ? { kind: 'not', item: positive } : positive;
 }
 
-type Tests = { test: (column: Column) => (position: number) => boolean; bits?: WordWide };
+/**
+ * A leaf's tests, and `reuse`: what they test for, as a text that differs whenever the tests'
+ * answers over the same held values could (the values compared, resolved; a window's ends), so
+ * that a result computed once serves every later count at the same version (see reuseKey).
+ */
+type Tests = { test: (column: Column) => (position: number) => boolean; bits?: WordWide; reuse: string };
+
+/**
+ * What a whole plan counts, as a text: equal texts count the same people over the same held
+ * values, so a count's result can be reused at the same version of the counts (workspace.ts).
+ * Undefined when a leaf is SQL's: its answer is read from the database, not from what is held.
+ */
+export function reuseKey(plan: CountPlan): string | undefined {
+  switch (plan.kind) {
+    case 'all':
+      return 'all';
+    case 'and':
+    case 'or': {
+      const items = plan.items.map(reuseKey);
+      return items.every((item) => item !== undefined) ? `${plan.kind}(${items.join(',')})` : undefined;
+    }
+    case 'not': {
+      const item = reuseKey(plan.item);
+      return item === undefined ? undefined : `not(${item})`;
+    }
+    case 'column':
+    case 'split':
+      return leafKey(plan);
+    case 'sql':
+      return undefined;
+  }
+}
+
+/** A column or split leaf's key: its column (source and key) and what it tests for. */
+export const leafKey = (leaf: Extract<CountPlan, { kind: 'column' | 'split' }>) => `${leaf.kind}:${JSON.stringify([leaf.column.source, leaf.column.key, leaf.reuse])}`;
 
 /**
  * A windowed count (never null) compared as a number: the person's instants within the last
@@ -150,7 +184,13 @@ function planWindowCount(within: NonNullable<PropertyDefinition['countedWithin']
       ? { kind: 'or', items: [] }
       : (() => {
           const range = numberRange(comparison, filter.value);
-          return { kind: 'column', column, test: (held) => held.test.windowCount(low, high, range), bits: (held, positions) => held.windowCountBitset(low, high, range, positions) };
+          return {
+            kind: 'column',
+            column,
+            test: (held) => held.test.windowCount(low, high, range),
+            bits: (held, positions) => held.windowCountBitset(low, high, range, positions),
+            reuse: JSON.stringify(['window', low, high, rangeText(range)]),
+          };
         })();
   return complement ? { kind: 'not', item: positive } : positive;
 }
@@ -161,10 +201,10 @@ const membershipIds = (definition: PropertyDefinition, context: CompileContext) 
 
 /** HAS_ANY_OF and HAS_ALL_OF (HAS_NONE_OF is the complement of the first), and IS_EMPTY: no ids at all. */
 function membershipTest(comparison: Comparison, raw: unknown): Tests {
-  if (comparison === 'IS_EMPTY') return { test: (column) => column.test.noOptions() };
+  if (comparison === 'IS_EMPTY') return { test: (column) => column.test.noOptions(), reuse: 'no-options' };
   const ids = [...new Set(read.strings(raw, []))];
   const all = comparison === 'HAS_ALL_OF';
-  return { test: (column) => column.test.options(ids, all), bits: (column) => column.optionsBitset(ids, all) };
+  return { test: (column) => column.test.options(ids, all), bits: (column) => column.optionsBitset(ids, all), reuse: JSON.stringify(['options', all, ids]) };
 }
 
 /** Up to how many values a test ORs their bitsets rather than passing over every position. */
@@ -186,7 +226,7 @@ function substringTest(comparison: Comparison, raw: unknown, haystack: boolean):
   const lowered = needle.toLowerCase();
   if (haystack) {
     const prefix = comparison === 'STARTS_WITH';
-    return { test: (column) => column.test.substring(lowered, prefix), bits: (column, positions) => column.substringBitset(lowered, prefix, positions) };
+    return { test: (column) => column.test.substring(lowered, prefix), bits: (column, positions) => column.substringBitset(lowered, prefix, positions), reuse: JSON.stringify(['substring', prefix, lowered]) };
   }
   const accepts = comparison === 'CONTAINS' ? (value: string) => value.includes(lowered) : (value: string) => value.startsWith(lowered);
   return {
@@ -196,6 +236,7 @@ function substringTest(comparison: Comparison, raw: unknown, haystack: boolean):
       const codes = column.codesWhere(accepts);
       return (codes.size <= FEW_CODES ? column.valuesBitset(codes) : undefined) ?? column.codesBitset(codes, positions);
     },
+    reuse: JSON.stringify([comparison, lowered]),
   };
 }
 
@@ -203,18 +244,20 @@ function substringTest(comparison: Comparison, raw: unknown, haystack: boolean):
 function columnTest(definition: PropertyDefinition, kind: ColumnKind, comparison: Comparison, raw: unknown, now: Date): Tests | undefined {
   const path: string[] = [];
   if (comparison === 'IS_EMPTY') {
-    if (kind === 'codes') return { test: (column) => column.test.empty(codesOf(column, [''])) };
-    if (kind === 'boolean') return { test: (column) => column.test.flag(-1) };
-    if (kind === 'multi') return { test: (column) => column.test.noOptions() };
-    return { test: (column) => column.test.none() };
+    if (kind === 'codes') return { test: (column) => column.test.empty(codesOf(column, [''])), reuse: 'empty' };
+    if (kind === 'boolean') return { test: (column) => column.test.flag(-1), reuse: 'empty' };
+    if (kind === 'multi') return { test: (column) => column.test.noOptions(), reuse: 'empty' };
+    return { test: (column) => column.test.none(), reuse: 'empty' };
   }
   const byCodes = (values: string[]): Tests => ({
     test: (column) => column.test.code(codesOf(column, values)),
     bits: (column, positions) => column.valuesBitset(codesOf(column, values)) ?? column.codesBitset(codesOf(column, values), positions),
+    reuse: JSON.stringify(['codes', values]),
   });
   const byRange = (range: Range): Tests => ({
     test: (column) => column.test.value(inRange(range)),
     bits: (column, positions) => column.rangeBitset(range, positions),
+    reuse: JSON.stringify(['range', rangeText(range)]),
   });
   switch (kind) {
     case 'codes': {
@@ -228,11 +271,11 @@ function columnTest(definition: PropertyDefinition, kind: ColumnKind, comparison
     case 'multi': {
       const names = optionNames(definition, raw);
       const all = comparison === 'HAS_ALL_OF';
-      return { test: (column) => column.test.options(names, all), bits: (column) => column.optionsBitset(names, all) };
+      return { test: (column) => column.test.options(names, all), bits: (column) => column.optionsBitset(names, all), reuse: JSON.stringify(['options', all, names]) };
     }
     case 'boolean': {
       const wanted = comparison === 'IS_TRUE' ? 1 : 0;
-      return { test: (column) => column.test.flag(wanted), bits: (column) => column.valuesBitset([wanted]) };
+      return { test: (column) => column.test.flag(wanted), bits: (column) => column.valuesBitset([wanted]), reuse: JSON.stringify(['flag', wanted]) };
     }
     case 'number':
       return byRange(numberRange(comparison, raw));
@@ -259,6 +302,9 @@ function optionNames(definition: PropertyDefinition, raw: unknown): string[] {
 }
 
 const range = (low: number, lowInclusive: boolean, high: number, highInclusive: boolean): Range => ({ low, lowInclusive, high, highInclusive });
+
+/** A range as text, exactly (JSON would write infinities as null, and -0 as 0, which compare alike anyway). */
+const rangeText = (given: Range) => `${given.lowInclusive ? '[' : '('}${String(given.low)},${String(given.high)}${given.highInclusive ? ']' : ')'}`;
 
 function numberRange(comparison: Comparison, raw: unknown): Range {
   if (comparison === 'BETWEEN') {

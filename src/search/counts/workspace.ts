@@ -2,7 +2,8 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { Bitset, wordsFor } from './bitset.js';
 import { Column, readExpression } from './columns.js';
-import type { ColumnSpec, CountPlan } from './plan.js';
+import type { MemberBitmap } from '../member-bitmap.js';
+import { type ColumnSpec, type CountPlan, leafKey, reuseKey } from './plan.js';
 import { SlotIndex } from './slot-index.js';
 
 /** Rows read per statement while loading: bounds the memory a load takes, whatever the panel's size. */
@@ -40,7 +41,27 @@ export interface ColumnPhase {
   personNos: Int32Array;
   /** How many slots, from the first, hold increasing person numbers (SlotIndex). */
   orderedSlots: number;
+  /** The version the leaves were read at (even: nothing was changing). */
+  version: number;
+  /** The plan's key among the counts kept for reuse (see reuseKey); none when a leaf is SQL's. */
+  resultKey?: string;
+  /** The whole count, when one of the same plan was made at this version (see remember). */
+  reused?: CountResult;
+  /** How many of the leaves were results kept from an earlier count at this version. */
+  leavesReused: number;
 }
+
+/** A count's matches, and what its pages are read with, made once and kept while the counts stay at its version. */
+export interface CountResult {
+  matched: Bitset;
+  total: number;
+  bitmap?: MemberBitmap;
+  personNos?: Int32Array;
+}
+
+/** Leaf results and whole counts kept per workspace for reuse at one version: about 8 MB and 10 MB at 1,000,000 people. */
+const LEAVES_KEPT = 64;
+const RESULTS_KEPT = 16;
 
 const xid = (text: string) => BigInt(text);
 
@@ -118,6 +139,16 @@ export class WorkspaceCounts {
   private version_ = 0;
   private changes = 0;
   private readonly domains = new Map<string, { version: number; domain: Domain }>();
+  /**
+   * Column-leaf results and whole counts of the version `reusableAt`, by study and key, least
+   * recently used first: a search made again (its next page, the same filter refreshed) or one
+   * sharing a leaf with another costs only what changed since. They are kept for one version
+   * only: every change to what is held moves the version and drops them all, so none is ever
+   * stale (the way a search engine keeps filter results per index refresh).
+   */
+  private reusableAt = -1;
+  private readonly reusedLeaves = new Map<string, { certain: Bitset; doubtful?: Bitset }>();
+  private readonly reusedResults = new Map<string, CountResult>();
   private live = new Uint32Array(0);
   private readonly personColumns = new Map<string, HeldColumn>();
   readonly studies = new Map<string, StudyRows>();
@@ -422,12 +453,35 @@ export class WorkspaceCounts {
     const domain = this.domain(studyId);
     const study = studyId === undefined ? undefined : this.studies.get(studyId)!;
     if (study) study.lastUsed = Date.now();
+    const version = this.version_;
+    const within = `${studyId ?? ''}\u0000`;
+    const plannedKey = reuseKey(plan);
+    const resultKey = plannedKey === undefined ? undefined : within + plannedKey;
+    const phase = { domain, slots: this.slots, personNos: this.slotIndex.personNoOf, orderedSlots: this.slotIndex.orderedSlots, version, ...(resultKey === undefined ? {} : { resultKey }) };
+    this.reuseAt(version);
+    const reused = resultKey === undefined ? undefined : lastUsed(this.reusedResults, resultKey);
+    if (reused) return { ...phase, leaves: new Map(), doubts: new Map(), reused, leavesReused: 0 };
     const leaves = new Map<CountPlan, Bitset>();
     const doubts = new Map<CountPlan, Bitset>();
+    let leavesReused = 0;
     const visit = (node: CountPlan) => {
       if (node.kind === 'and' || node.kind === 'or') node.items.forEach(visit);
       else if (node.kind === 'not') visit(node.item);
-      else if (node.kind === 'split') {
+      else if (node.kind === 'column' || node.kind === 'split') {
+        const key = within + leafKey(node);
+        const kept = lastUsed(this.reusedLeaves, key);
+        if (kept) {
+          leaves.set(node, kept.certain);
+          if (kept.doubtful) doubts.set(node, kept.doubtful);
+          leavesReused++;
+          return;
+        }
+        visitLeaf(node);
+        keep(this.reusedLeaves, key, { certain: leaves.get(node)!, ...(doubts.has(node) ? { doubtful: doubts.get(node)! } : {}) }, LEAVES_KEPT);
+      }
+    };
+    const visitLeaf = (node: Extract<CountPlan, { kind: 'column' | 'split' }>) => {
+      if (node.kind === 'split') {
         const held = this.personColumns.get(node.column.key)!;
         const whole = domain.slots.length * 4 >= this.slots;
         const { certain, doubtful } = node.split(held.column, whole ? undefined : domain.slots, this.slots);
@@ -468,7 +522,27 @@ export class WorkspaceCounts {
       }
     };
     visit(plan);
-    return { domain, leaves, doubts, slots: this.slots, personNos: this.slotIndex.personNoOf, orderedSlots: this.slotIndex.orderedSlots };
+    return { ...phase, leaves, doubts, leavesReused };
+  }
+
+  /**
+   * Keeps a count's result for the next count of the same plan over the same rows, provided the
+   * counts are still at the version its leaves were read at. Not one a split leaf's doubtful
+   * people were decided in: SQL decided them.
+   */
+  remember(phase: ColumnPhase, result: CountResult): void {
+    if (phase.resultKey === undefined || phase.doubts.size > 0 || phase.version !== this.version_ || this.busy) return;
+    this.reuseAt(phase.version);
+    keep(this.reusedResults, phase.resultKey, result, RESULTS_KEPT);
+  }
+
+  /** Drops what was kept for reuse at another version. */
+  private reuseAt(version: number): void {
+    if (this.reusableAt === version) return;
+    this.reusedLeaves.clear();
+    this.reusedResults.clear();
+    // Only an even version is one nothing was changing at: while odd, nothing is kept.
+    this.reusableAt = (version & 1) === 0 ? version : -1;
   }
 
   private domain(studyId: string | undefined): Domain {
@@ -522,6 +596,22 @@ export class WorkspaceCounts {
       this.domains.delete(studyId);
     }
   }
+}
+
+/** The entry at `key`, made the most recently used. */
+function lastUsed<T>(entries: Map<string, T>, key: string): T | undefined {
+  const entry = entries.get(key);
+  if (entry === undefined) return undefined;
+  entries.delete(key);
+  entries.set(key, entry);
+  return entry;
+}
+
+/** Keeps `entry` at `key`, dropping the least recently used beyond `most`. */
+function keep<T>(entries: Map<string, T>, key: string, entry: T, most: number): void {
+  entries.delete(key);
+  entries.set(key, entry);
+  while (entries.size > most) entries.delete(entries.keys().next().value!);
 }
 
 /** The slots of the people whose rows are in `rows` below `rowCount` (rows without a person, slot -1, are skipped). */
