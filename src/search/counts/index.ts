@@ -3,7 +3,7 @@ import type { DB } from '../../db/schema.js';
 import type { Bitset } from './bitset.js';
 import { forEachSlot, type MemberBitmap, memberBitmapOfSlots } from '../member-bitmap.js';
 import type { ColumnSpec, CountPlan } from './plan.js';
-import { type ColumnPhase, type CountNeeds, WorkspaceCounts } from './workspace.js';
+import { type ColumnPhase, type CountNeeds, type CountResult, WorkspaceCounts } from './workspace.js';
 
 export { planCount, type CountPlan } from './plan.js';
 
@@ -83,21 +83,14 @@ export class SearchCounts {
     if (started) {
       const { transaction, columns } = started;
       try {
-        let result = columns.reused;
-        if (result) this.reused.results++;
+        if (columns.reused) this.reused.results++;
         this.reused.leaves += columns.leavesReused;
-        if (!result) {
-          const sqlLeaves = await this.sqlLeaves(transaction, workspace, plan, studyId, columns);
-          const matched = combine(plan, columns, sqlLeaves).and(columns.domain.bits);
-          result = { matched, total: matched.count() };
-          workspace.remember(columns, result);
-        }
-        const kept = result;
-        const { total } = kept;
+        const result = columns.reused ?? (await this.countAnew(transaction, workspace, plan, studyId, columns));
+        const { total } = result;
         const matches: Matches = {
           total,
-          personNos: () => (kept.personNos ??= personNosOf(kept.matched, columns.personNos, total)),
-          bitmap: () => (kept.bitmap ??= memberBitmapOfSlots(kept.matched.words, columns.personNos, columns.orderedSlots)),
+          personNos: () => (result.personNos ??= personNosOf(result.matched, columns.personNos, total)),
+          bitmap: () => (result.bitmap ??= memberBitmapOfSlots(result.matched.words, columns.personNos, columns.orderedSlots)),
           rows: columns.domain.slots.length,
           people: columns.slots,
         };
@@ -246,6 +239,15 @@ export class SearchCounts {
       this.workspaces.delete(workspace.workspaceId);
       held -= workspace.slots;
     }
+  }
+
+  /** The count of `plan` from its column leaves and its SQL leaves, kept for the next count at the same version. */
+  private async countAnew(transaction: Kysely<DB>, workspace: WorkspaceCounts, plan: CountPlan, studyId: string | undefined, columns: ColumnPhase): Promise<CountResult> {
+    const sqlLeaves = await this.sqlLeaves(transaction, workspace, plan, studyId, columns);
+    const matched = combine(plan, columns, sqlLeaves).and(columns.domain.bits);
+    const result = { matched, total: matched.count() };
+    workspace.remember(columns, result);
+    return result;
   }
 
   /** The SQL leaves' matches, each one statement in the count's snapshot, as person slots. */

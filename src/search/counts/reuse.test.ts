@@ -3,6 +3,8 @@ import { call, createTenant, startTestService, type Tenant, type TestService } f
 import { addParticipants, createStudy } from '../../../test/participants-factory.js';
 import { createPerson, createProperties, type PersonResponse } from '../../../test/people-factory.js';
 
+const DAY_MS = 86_400_000;
+
 /**
  * What the counts keep from one count for the next at the same version (workspace.ts,
  * `reusedLeaves`): a search made again is answered from its kept result, a search sharing a leaf
@@ -12,7 +14,7 @@ import { createPerson, createProperties, type PersonResponse } from '../../../te
 describe('search counts reused at one version', () => {
   let service: TestService;
   let tenant: Tenant;
-  let ids: Record<'Age' | 'Colour', string>;
+  let ids: Record<'Age' | 'Colour' | 'Joined', string>;
   const people: PersonResponse[] = [];
   let studyA: string;
   let studyB: string;
@@ -23,10 +25,13 @@ describe('search counts reused at one version', () => {
     ids = (await createProperties(service, tenant, [
       { name: 'Age', propertyType: 'NUMBER' },
       { name: 'Colour', propertyType: 'SINGLE_SELECT', propertyOptions: [{ name: 'Red' }, { name: 'Blue' }] },
+      { name: 'Joined', propertyType: 'DATETIME' },
     ])) as typeof ids;
-    // Ages 20, 25, … 75; red and blue in turn.
+    // Ages 20, 25, … 75; red and blue in turn; joined 1, 3, 5, … 23 days before the service's now.
+    const now = service.deps.clock.now().getTime();
     for (let index = 0; index < 12; index++) {
-      people.push(await createPerson(service, tenant, { firstName: `R${index}`, properties: { [ids.Age]: 20 + index * 5, [ids.Colour]: index % 2 === 0 ? 'Red' : 'Blue' } }));
+      const joined = new Date(now - (1 + index * 2) * DAY_MS).toISOString();
+      people.push(await createPerson(service, tenant, { firstName: `R${index}`, properties: { [ids.Age]: 20 + index * 5, [ids.Colour]: index % 2 === 0 ? 'Red' : 'Blue', [ids.Joined]: joined } }));
     }
     studyA = await createStudy(service, tenant, { studyType: 'INTERVIEWS', screener: true, launch: true });
     studyB = await createStudy(service, tenant, { studyType: 'INTERVIEWS', screener: true, launch: true });
@@ -92,6 +97,23 @@ describe('search counts reused at one version', () => {
     expect(reverted.statusCode, reverted.body).toBe(200);
     expect(await searchPeople(filter)).toEqual(first);
     expect(counts().reused.results).toBe(kept);
+  });
+
+  it('moves a window with the clock: a count kept for one now is not used for another', async () => {
+    const filter = { filters: [{ property: { propertyId: ids.Joined }, comparison: 'IN_LAST_DAYS', value: 10 }] };
+    const clock = service.deps.clock;
+    clock.set(clock.now());
+    try {
+      // Joined 1, 3, 5, 7 and 9 days ago.
+      expect((await countedSearch('/people/search', filter)).total).toBe(5);
+      // Four days on, with nothing written: those are now 5, 7, 9, 11 and 13 days ago.
+      clock.set(new Date(clock.now().getTime() + 4 * DAY_MS));
+      const later = await searchPeople(filter);
+      expect(later.countedBy).toBe('counts');
+      expect(later.total).toBe(3);
+    } finally {
+      clock.reset();
+    }
   });
 
   it("keeps one study's count apart from another's with the same filter", async () => {
