@@ -11,7 +11,7 @@ import { pruneWebhookHistoryHandler, pruneWebhookHistorySchedule } from './webho
  * instance can run every kind of job. A family with new work adds its handlers here.
  */
 export function registerFamilyJobs(runner: JobRunner, deps: ServiceDeps): void {
-  runner.register(importJobHandler(deps.db, deps.clock, { onRowsCommitted: (rows) => deps.metrics.countImportRows(rows) }));
+  runner.register(importJobHandler(deps.db, deps.clock, { concurrentBatches: deps.storeKind === 'postgres' ? 2 : 1, onRowsCommitted: (rows) => deps.metrics.countImportRows(rows) }));
   runner.register(purgePeopleHandler(deps.db, deps.clock));
   runner.schedule(purgePeopleSchedule);
   runner.register(expireIncentivesHandler(deps.db, deps.clock, deps.providers));

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callTestHelper, createTenant, startTestService, type Tenant, type TestService, uniqueEmail } from '../../../test/harness.js';
+import { callTestHelper, createTenant, startTestService, storeKind, type Tenant, type TestService, uniqueEmail } from '../../../test/harness.js';
 import { createPerson, createPopulation, createProperties } from '../../../test/people-factory.js';
 import { JobRunner } from '../../jobs/runner.js';
 import { closeAbandonedImports } from '../people/purge.js';
@@ -49,6 +49,23 @@ async function duplicateEmails(tenant: Tenant) {
     select lower(email) as email from people where workspace_id = ${tenant.workspaceId} and deleted_at is null group by lower(email) having count(*) > 1
   `.execute(service.deps.db);
   return rows;
+}
+
+/**
+ * Whether another session holds the batch lock of the import's batch starting at `from`, waiting
+ * up to two seconds for one to take it (PostgreSQL).
+ */
+async function batchLockHeldElsewhere(importId: string, from: number): Promise<boolean> {
+  for (let attempt = 0; attempt < 40; attempt++) {
+    const { rows } = await sql<{ held: number }>`
+      select count(*)::int as held from pg_locks
+      where locktype = 'advisory' and objsubid = 2 and granted and pid <> pg_backend_pid()
+        and classid::bigint = (hashtext(${`import-batch:${importId}`})::bigint & 4294967295) and objid = ${from}
+    `.execute(service.deps.db);
+    if (rows[0]!.held > 0) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return false;
 }
 
 describe('the import job', () => {
@@ -104,6 +121,49 @@ describe('the import job', () => {
     expect(people.get(emails[2]!)!.first_name).toBe('Name 30');
     expect(people.get(emails[34]!)!.first_name).toBe('Name 35');
     expect(await chunkCount(importId)).toBe(0);
+  });
+
+  it('writes two batches at once yet commits them in order: a crash keeps exactly the batches before it, and a later row still wins', async () => {
+    const start = new Date('2026-12-07T00:00:00.000Z');
+    await setClock(start);
+    const tenant = await createTenant(service);
+    const populationId = await createPopulation(service, tenant);
+    const emails = Array.from({ length: 60 }, (_, index) => uniqueEmail(`pair${index + 1}`));
+    // Row 25 (the third batch) repeats row 18's email (the second): that batch waits for the one
+    // before it. Row 45 (the fifth) repeats row 12's, two batches apart.
+    emails[24] = emails[17]!.toUpperCase();
+    emails[44] = emails[11]!;
+    const rows = emails.map((email, index) => [email, `Name ${index + 1}`]);
+    const importId = await startImport(service, tenant, csvOf([['email', 'firstName'], ...rows]), { populationId });
+
+    let fifthWasWriting = false;
+    const crashing = importRunner({ batchSize: 10, concurrentBatches: 2, afterBatch: async (id, batch) => {
+      if (id !== importId || batch !== 4) return;
+      // The fifth batch (from offset 40) is written beside the fourth: on PostgreSQL its
+      // transaction holds its batch lock, waiting to commit after this one is told of.
+      if (storeKind === 'postgres') fifthWasWriting = await batchLockHeldElsewhere(importId, 40);
+      throw new Error('simulated crash after the fourth batch');
+    } });
+    expect((await crashing.runDue(own(tenant))).jobs).toMatchObject([{ outcome: 'retrying', error: 'simulated crash after the fourth batch' }]);
+    if (storeKind === 'postgres') expect(fifthWasWriting).toBe(true);
+    expect(await readImport(service, tenant, importId)).toMatchObject({ status: 'RUNNING', rowsTotal: 40, rowsImported: 40, rowsFailed: 0 });
+    const midway = await peopleByEmail(service, tenant.workspaceId);
+    // Rows 1-40 are 39 people (row 25 updated row 18's); nothing of the fifth batch is left.
+    expect(new Set(midway.keys())).toEqual(new Set(emails.slice(0, 40).map((email) => email.toLowerCase())));
+    expect(midway.get(emails[17]!.toLowerCase())!.first_name).toBe('Name 25');
+    expect(midway.get(emails[11]!)!.first_name).toBe('Name 12');
+
+    await setClock(later(start, 3600));
+    await importRunner({ batchSize: 10, concurrentBatches: 2 }).runDue(own(tenant));
+    expect(await readImport(service, tenant, importId)).toEqual({ importId, status: 'COMPLETED', rowsTotal: 60, rowsImported: 60, rowsFailed: 0, errors: [] });
+    const people = await peopleByEmail(service, tenant.workspaceId);
+    expect(people.size).toBe(58);
+    expect(await duplicateEmails(tenant)).toEqual([]);
+    expect(people.get(emails[11]!)!.first_name).toBe('Name 45');
+    expect(people.get(emails[59]!)!.first_name).toBe('Name 60');
+    const members = await service.deps.db.selectFrom('population_members').select('person_id').where('workspace_id', '=', tenant.workspaceId).where('population_id', '=', populationId).execute();
+    expect(new Set(members.map((member) => member.person_id))).toEqual(new Set([...people.values()].map((person) => person.person_id)));
+    expect(members).toHaveLength(58);
   });
 
   // 2 s alone; 15-30 s in a full PostgreSQL run, where its ANALYZE of people (the import's, with one

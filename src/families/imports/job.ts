@@ -23,6 +23,12 @@ export interface ImportJobOptions {
    * as a crash between batches would.
    */
   afterBatch?: (importId: string, batch: number) => void | Promise<void>;
+  /**
+   * Batches written at once, each in its own transaction (default 1). On PostgreSQL the service
+   * writes two: one backend writing an import's people was the import's bottleneck, with a core
+   * to spare (issue 9). The embedded store has one connection, so more would only wait.
+   */
+  concurrentBatches?: number;
   /** Told the rows of each committed batch (also the row where a broken file stops): the metrics count them. */
   onRowsCommitted?: (rows: CommittedRows) => void;
 }
@@ -31,6 +37,17 @@ export interface ImportJobOptions {
 export interface CommittedRows {
   imported: number;
   failed: number;
+}
+
+/** A batch being written. */
+interface Writing {
+  batch: Batch;
+  /** Its first row's offset. */
+  from: number;
+  /** Resolved once its transaction holds its batch lock (or it failed before). */
+  started: Promise<void>;
+  /** Settles once it has committed and been told of, or failed. */
+  settled: Promise<void>;
 }
 
 /** Another run of the same import committed meanwhile (this one's lease had lapsed): it stops. */
@@ -87,6 +104,7 @@ export function importJobHandler(db: Kysely<DB>, clock: Clock, options: ImportJo
 
 async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, batchSize: number, options: ImportJobOptions) {
   const { afterBatch, onRowsCommitted } = options;
+  const concurrentBatches = Math.max(1, options.concurrentBatches ?? 1);
   const { workspaceId } = job;
   const { importId } = job.payload;
   const started = await db
@@ -138,25 +156,42 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
   const filled: Batch[] = [];
   let batches = 0;
   const batchContext = { attempt: job.attempt, workspaceId, importId, populationId: started.population_id, catalogue };
-  // One batch commits while the next is parsed: batches still commit one after another, in order,
-  // each from the offset the previous one left.
-  let inFlight: Promise<void> = Promise.resolve();
+  // Batches commit one after another, in order, each from the offset the previous one left; the
+  // next batch is parsed while they run. Up to `concurrentBatches` of them write at once, each in
+  // its own transaction on its own connection: one started while its predecessor still writes
+  // commits only after it (commitBatch), so what is committed is always a prefix of the file. One
+  // naming unique properties, or sharing an email with its predecessor (a later row must win),
+  // waits for the predecessor instead.
+  const running: Writing[] = [];
   let written = 0;
   let analyzeAt = batchSize;
+  /** Waits for a batch in flight (the oldest, or the latest), which then no longer counts as running. */
+  const settle = async (writing: Writing) => {
+    running.splice(running.indexOf(writing), 1);
+    await writing.settled;
+  };
   const commit = async (rows: Batch) => {
     if (rows.rows === 0) return;
     const from = offset;
     const next = offset + rows.rows;
     offset = next;
-    const previous = inFlight;
-    inFlight = (async () => {
-      await previous;
+    while (running.length >= concurrentBatches) await settle(running[0]!);
+    const latest = running.at(-1);
+    if (latest && !mayWriteBeside(latest.batch, rows)) await settle(latest);
+    const predecessor = running.at(-1);
+    let announce!: () => void;
+    const started = new Promise<void>((resolve) => (announce = resolve));
+    const settled = (async () => {
+      // Until the predecessor holds its batch lock, this batch takes no lock of its own: its wait
+      // for the predecessor then stays one the database sees (see commitBatch).
+      if (predecessor) await predecessor.started;
       if (claimsUnique && written >= analyzeAt) {
         await refreshPeopleStatistics(db);
         analyzeAt = written * 2;
       }
+      const order = { locked: concurrentBatches > 1, onStarted: announce, predecessor };
       // Committed first, then told: an optional call would skip the commit with no listener.
-      const committed = await commitBatch(db, clock, batchContext, rows, from, next);
+      const committed = await commitBatch(db, clock, batchContext, rows, from, next, order);
       if ('records' in rows) {
         rows.records.clear();
         spareRecords.push(rows.records);
@@ -167,9 +202,17 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
       await afterBatch?.(importId, batches);
       job.signal.throwIfAborted();
     })();
-    // Awaited below or at the end; a failure must not also surface as an unhandled rejection.
-    inFlight.catch(() => {});
-    await previous;
+    // Awaited before a later batch, or at the end; a failure must not also surface as an unhandled
+    // rejection. One that fails before it started lets its successor go on, to fail at its fence.
+    settled.catch(() => {}).finally(announce);
+    running.push({ batch: rows, from, started, settled });
+  };
+  /** Every batch in flight, in order: the first failure is thrown, once none of them is still writing. */
+  const settleAll = async () => {
+    const all = running.splice(0);
+    const outcomes = await Promise.allSettled(all.map((entry) => entry.settled));
+    const failure = outcomes.find((outcome) => outcome.status === 'rejected');
+    if (failure) throw failure.reason;
   };
   const take = (record: string[]) => {
     if (columns === undefined) {
@@ -240,12 +283,12 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
     }
   } catch (error) {
     // No commit of this run may land after it has given up: the next run starts from what is committed.
-    await inFlight.catch(() => {});
+    await settleAll().catch(() => {});
     throw error;
   }
   await commitFilled();
   await commit(batch);
-  await inFlight;
+  await settleAll();
   if (broken) {
     // The file itself is broken here: what came before went in; the rest cannot be read reliably.
     await recordError(db, clock, batchContext, offset, dataRows + 1, 'The file is not valid CSV from this row on; the import stopped here');
@@ -325,11 +368,49 @@ interface Upsert extends PersonUpsert {
   rowNumbers: number[];
 }
 
-async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, batch: Batch, expectedOffset: number, nextOffset: number): Promise<CommittedRows> {
+/**
+ * Whether a batch may be written while `predecessor` still is: only people records (a file naming
+ * no unique property, whose claims are checked against the batch's people) of distinct emails.
+ */
+function mayWriteBeside(predecessor: Batch, batch: Batch): boolean {
+  return 'records' in predecessor && 'records' in batch && !predecessor.records.sharesEmailWith(batch.records);
+}
+
+/** How a batch's transaction orders itself among the batches of its run (commitBatch). */
+interface BatchOrder {
+  /** Whether it takes its batch lock first, for a successor to wait on (when batches overlap). */
+  locked: boolean;
+  /** Called once its transaction holds its batch lock (or has begun, when it takes none). */
+  onStarted: () => void;
+  /** The batch before it, when that one was still being written as this one started. */
+  predecessor?: Pick<Writing, 'from' | 'settled'>;
+}
+
+/**
+ * The batch lock of an import's batch starting at `from`, held until its transaction ends. A
+ * successor waits for its predecessor's commit by taking the predecessor's lock: a wait the
+ * database sees, so that a cycle through another transaction (a bounce marking two people
+ * unreachable, say, one written by each batch) is a deadlock it detects and breaks, where a wait
+ * in this process would hang both.
+ */
+async function takeBatchLock(transaction: Kysely<DB>, importId: string, from: number) {
+  await sql`select pg_advisory_xact_lock(hashtext(${`import-batch:${importId}`}), ${from % 2_147_483_647}::integer)`.execute(transaction);
+}
+
+/**
+ * Writes one batch and advances the import's offset, in one transaction. Fenced first; or, when
+ * its predecessor was still being written as it started, written first, then fenced once the
+ * predecessor's transaction has ended (its batch lock) and the predecessor was told of: a
+ * predecessor that failed fails this batch too, which then writes nothing.
+ */
+async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, batch: Batch, expectedOffset: number, nextOffset: number, order: BatchOrder): Promise<CommittedRows> {
   const { workspaceId, importId } = context;
+  const { predecessor } = order;
   const now = clock.now().toISOString();
   return inTransaction(db, async (transaction) => {
-    const guard = await fence(transaction, context, expectedOffset, now);
+    if (order.locked) await takeBatchLock(transaction, importId, expectedOffset);
+    order.onStarted();
+    const fenceFirst = predecessor === undefined ? await fence(transaction, context, expectedOffset, now) : undefined;
     let imported: number;
     let failures: RowFailure[];
     if ('records' in batch) {
@@ -340,6 +421,11 @@ async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, 
     } else {
       ({ imported, failures } = await upsertOutcomes(transaction, context, batch.outcomes, now));
     }
+    if (predecessor) {
+      await takeBatchLock(transaction, importId, predecessor.from);
+      await predecessor.settled;
+    }
+    const guard = fenceFirst ?? (await fence(transaction, context, expectedOffset, now));
 
     failures.sort((a, b) => a.rowNumber - b.rowNumber);
     const kept = failures.slice(0, Math.max(0, IMPORT_ERRORS_KEPT_MAX - guard.error_count));

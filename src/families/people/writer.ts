@@ -389,6 +389,8 @@ export class PeopleRecords {
   private start = -1;
   /** Hashes of the current statement's emails: a collision only starts a statement early. */
   private readonly emails = new HashSet32();
+  /** Hashes of every email of the batch: a collision only makes a batch wait for another. */
+  private readonly batchEmails = new HashSet32();
   /** People (rows) added. */
   count = 0;
 
@@ -419,7 +421,14 @@ export class PeopleRecords {
     }
     this.length += this.buffer.write(record, this.length, 'utf8');
     this.emails.add(hash);
+    this.batchEmails.add(hash);
     this.count++;
+  }
+
+  /** Whether the two batches may hold an email in common (any case): false when they surely do not. */
+  sharesEmailWith(other: PeopleRecords): boolean {
+    const [smaller, larger] = this.batchEmails.size <= other.batchEmails.size ? [this, other] : [other, this];
+    return smaller.batchEmails.some((hash) => larger.batchEmails.has(hash));
   }
 
   /** The parameters of the batch's statements, in order. */
@@ -436,6 +445,7 @@ export class PeopleRecords {
     this.ranges.length = 0;
     this.start = -1;
     this.emails.clear();
+    this.batchEmails.clear();
     this.count = 0;
   }
 
@@ -469,7 +479,18 @@ function emailHash(emailKey: string): number {
  */
 class HashSet32 {
   private slots = new Int32Array(1 << 10);
-  private size = 0;
+  private entries = 0;
+
+  /** Values held. */
+  get size(): number {
+    return this.entries;
+  }
+
+  /** Whether any value held passes `test`. */
+  some(test: (value: number) => boolean): boolean {
+    for (const value of this.slots) if (value !== 0 && test(value)) return true;
+    return false;
+  }
 
   has(value: number): boolean {
     const mask = this.slots.length - 1;
@@ -481,29 +502,29 @@ class HashSet32 {
   }
 
   add(value: number): void {
-    if (2 * (this.size + 1) > this.slots.length) this.grow();
+    if (2 * (this.entries + 1) > this.slots.length) this.grow();
     const mask = this.slots.length - 1;
     for (let index = value & mask; ; index = (index + 1) & mask) {
       const held = this.slots[index]!;
       if (held === (value | 0)) return;
       if (held === 0) {
         this.slots[index] = value;
-        this.size++;
+        this.entries++;
         return;
       }
     }
   }
 
   clear(): void {
-    if (this.size === 0) return;
+    if (this.entries === 0) return;
     this.slots.fill(0);
-    this.size = 0;
+    this.entries = 0;
   }
 
   private grow() {
     const old = this.slots;
     this.slots = new Int32Array(old.length * 2);
-    this.size = 0;
+    this.entries = 0;
     for (const value of old) if (value !== 0) this.add(value);
   }
 }
