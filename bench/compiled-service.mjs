@@ -5,11 +5,12 @@ const { buildService } = await import('../dist/app.js');
 const { loadConfig } = await import('../dist/config.js');
 
 try {
+  // BENCH_MIGRATE=off: the bench migrated the store itself (the search bench's kept data).
   const config = loadConfig(
     { ...process.env, REDIS_URL: '', LOG_LEVEL: 'silent', TEST_HELPERS: '' },
     { host: '127.0.0.1', port: 0, rateLimitMax: 1_000_000_000 },
   );
-  const service = await buildService({ config, logger: false });
+  const service = await buildService({ config, logger: false, migrate: process.env.BENCH_MIGRATE !== 'off' });
   await service.app.listen({ host: '127.0.0.1', port: 0 });
   let closing;
   const shutdown = () => {

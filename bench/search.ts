@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +36,7 @@ import { serverNodeFlags } from './lib/server-flags.js';
 const benchDirectory = path.dirname(fileURLToPath(import.meta.url));
 const dataDirectory = path.join(benchDirectory, '..', '.bench-data');
 const serverEntry = new URL('./search-server.ts', import.meta.url).href;
+const compiledServerEntry = new URL('./compiled-service.mjs', import.meta.url).href;
 /** Requests in flight at once, closed loop (issue 4: 8); --concurrency=1 shows one client's latency. */
 const DEFAULT_CONCURRENCY = 8;
 /** The service's pool (openDatabase's default): the floor's pool has the same number of connections. */
@@ -175,9 +177,20 @@ function wavesOf(statements: CapturedStatement[]): CompiledQuery[][] {
 }
 
 /** The service, in a child process; with `capture`, it records the statements it sends. */
+/**
+ * The recording server runs the sources (its statement recorder is TypeScript); the measuring
+ * server is the service as shipped, compiled `dist/` on plain node as `npm start` runs it: under
+ * tsx, the loader and the sources it transformed added some 10 MiB to its resident memory.
+ */
 function startService(store: BenchStore, capture: boolean): Promise<RunningChild> {
   // BENCH_CPU_PROFILE=<directory>: the measuring server writes a V8 CPU profile there when it stops.
   const profile = process.env.BENCH_CPU_PROFILE;
+  if (!capture) {
+    return startChild(compiledServerEntry, [], {
+      env: { ...storeEnv(store), JOBS: 'off', BENCH_MIGRATE: 'off' },
+      nodeFlags: [...serverNodeFlags(), ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [])],
+    });
+  }
   return startChild(serverEntry, [], {
     env: { ...storeEnv(store), BENCH_CAPTURE: capture ? 'on' : 'off' },
     // As npm start runs the server (its V8 flags), and with a CPU profile when asked.
@@ -456,6 +469,8 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   });
   const warmLoad: Load = { seconds: seconds.warm, concurrency };
   const measuredLoad: Load = { seconds: seconds.run, concurrency };
+  // The measuring server runs the compiled service: built from the sources as they are.
+  if (!flags.includes('--no-load')) execFileSync('npm', ['run', '--silent', 'build'], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: 'inherit' });
   const { store, seed } = await prepareStore(storeKind, people, flags.includes('--reuse'));
   const only = flagValue(flags, 'shapes')?.split(',');
   const shapes = searchShapes(seed).filter((shape) => !only || only.some((key) => shape.key.startsWith(key)));
