@@ -165,10 +165,18 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
   const running: Writing[] = [];
   let written = 0;
   let analyzeAt = batchSize;
-  /** Waits for a batch in flight (the oldest, or the latest), which then no longer counts as running. */
+  /**
+   * Waits for a batch in flight (the oldest, or the latest), which then no longer counts as running.
+   * Its records serve a later batch only from here: while it was still in `running`, a successor
+   * could compare its emails with them (mayWriteBeside).
+   */
   const settle = async (writing: Writing) => {
     running.splice(running.indexOf(writing), 1);
     await writing.settled;
+    if ('records' in writing.batch) {
+      writing.batch.records.clear();
+      spareRecords.push(writing.batch.records);
+    }
   };
   const commit = async (rows: Batch) => {
     if (rows.rows === 0) return;
@@ -192,10 +200,6 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
       const order = { locked: concurrentBatches > 1, onStarted: announce, predecessor };
       // Committed first, then told: an optional call would skip the commit with no listener.
       const committed = await commitBatch(db, clock, batchContext, rows, from, next, order);
-      if ('records' in rows) {
-        rows.records.clear();
-        spareRecords.push(rows.records);
-      }
       onRowsCommitted?.(committed);
       written += rows.rows;
       batches++;
