@@ -7,7 +7,7 @@ import { type Catalogue, type CompileContext, loadCustomProperties } from './cat
 import { compileRootFilter, type CompiledSearch, type GroupAvailability, namedPropertyIds, type SortKey } from './compile.js';
 import type { PropertyGroup } from './names.js';
 import type { RootFilter } from './schemas.js';
-import { type CountedBy, type CountPlan, type Matches, planCount, type SearchCounts } from './counts/index.js';
+import { type CountedBy, type CountPlan, type Matches, planCount, type SearchCounts, type SortBound, sortColumnOf } from './counts/index.js';
 import type { MemberBitmap } from './member-bitmap.js';
 
 /** Who searches, and when: the parts of a call the search needs. */
@@ -151,10 +151,12 @@ export interface SearchStatements {
   pageWalking?: (members: MemberBitmap) => RawBuilder<unknown>;
   /** What the walk ranges over: the workspace's people, or the searched rows (see SortKey.walkable). */
   walks?: 'person' | 'row';
+  /** A sort by a number the counts may hold: they then list only the matches that can be on the page (pageAmong). */
+  sortBound?: SortBound;
 }
 
 /** How a page counted in process finds its rows (see choosePage); `filter` also when SQL counted, `none` when the count found nothing to read. */
-export type PagePath = 'filter' | 'list' | 'walk' | 'none';
+export type PagePath = 'filter' | 'list' | 'bounded' | 'walk' | 'none';
 
 /**
  * A walk in sort order reads about (size + 1) × domain / matches rows before it has a page (more
@@ -272,6 +274,8 @@ export async function compileSearch(call: SearchCall, target: SearchTarget, filt
           return pageOfMatches(sql<SqlBool>`cast(get_bit(cast(${bytes} as bytea), least(greatest(${personNo} - ${sql.lit(offset)}, 0), ${sql.lit(last)})) as boolean)`);
         }
       : undefined;
+  const sortColumn = countPlan && sortColumnOf(filter?.sort, { catalogue, context, customProperties });
+  const sortBound: SortBound | undefined = sortColumn && { column: sortColumn, direction: sort.direction, rows: page.size + 1, ...(start ? { after: start.value } : {}) };
   return {
     page: pageStatement,
     count: countStatement,
@@ -280,6 +284,7 @@ export async function compileSearch(call: SearchCall, target: SearchTarget, filt
     ...(countPlan ? { countPlan } : {}),
     ...(pageAmong ? { pageAmong } : {}),
     ...(pageWalking ? { pageWalking, walks } : {}),
+    ...(sortBound ? { sortBound } : {}),
   };
 }
 
@@ -300,18 +305,23 @@ export async function runSearch<Row>(call: SearchCall, target: SearchTarget, fil
             return [];
           }
           pagePath = choosePage(statements, matches, page.size);
+          // Sorted by a number the counts hold: SQL reads and sorts only the matches that can be on the page.
+          const bounded = pagePath !== 'walk' && statements.sortBound && statements.pageAmong ? matches.bounded(statements.sortBound) : undefined;
+          if (bounded && bounded.length <= PAGE_AMONG_LIMIT) pagePath = 'bounded';
           const statement =
             pagePath === 'walk'
               ? statements.pageWalking!(matches.bitmap())
-              : pagePath === 'list'
-                ? statements.pageAmong!(matches.personNos())
-                : pageStatement;
+              : pagePath === 'bounded'
+                ? statements.pageAmong!(bounded!)
+                : pagePath === 'list'
+                  ? statements.pageAmong!(matches.personNos())
+                  : pageStatement;
           // A page reads at most 1,001 rows: parallel workers only add their start-up, and on a
           // small machine under concurrent searches they take cores from the other searches
           // (E1's first page of a select, 8 clients on 2 cores: 165 ms with them, 67 without).
           await sql`set local max_parallel_workers_per_gather = 0`.execute(transaction);
           return (await (statement as RawBuilder<Found>).execute(transaction)).rows;
-        })
+        }, statements.sortBound?.column)
       : ({ by: 'sql' } as const);
   const [rows, total] =
     counted.by === 'counts'

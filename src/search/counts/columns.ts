@@ -191,6 +191,11 @@ export class Column {
     }
   }
 
+  /** A number's or a date-time's (microseconds) value at a position: NaN when it holds none. */
+  numberAt(position: number): number {
+    return this.values[position] ?? Number.NaN;
+  }
+
   /** Stores the value read by readExpression at a position (null: no value). */
   set(position: number, raw: unknown): void {
     switch (this.kind) {

@@ -1,11 +1,12 @@
 import { type ControlledTransaction, type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { Bitset } from './bitset.js';
+import type { Column } from './columns.js';
 import { forEachSlot, type MemberBitmap, memberBitmapOfSlots } from '../member-bitmap.js';
 import type { ColumnSpec, CountPlan } from './plan.js';
 import { type ColumnPhase, type CountNeeds, type CountResult, WorkspaceCounts } from './workspace.js';
 
-export { planCount, type CountPlan } from './plan.js';
+export { planCount, sortColumnOf, type CountPlan } from './plan.js';
 
 export interface SearchCountsOptions {
   /** People held across all workspaces before the least recently searched workspaces are dropped. */
@@ -26,6 +27,23 @@ export interface Matches {
   rows: number;
   /** The people the workspace's counts hold (the deleted among them too: a bound, for choosing how to read a page). */
   people: number;
+  /**
+   * The matches that can be on the page of a sort by a held number column (see boundedPersonNos),
+   * read at the count's version; undefined when they cannot be told exactly here.
+   */
+  bounded(bound: SortBound): Int32Array | undefined;
+}
+
+/**
+ * A page sorted by a person's number (a custom NUMBER property): the column the counts hold it in,
+ * the direction, how many rows the page reads (its size and one more), and the sort value of the
+ * keyset position it starts after, as the cursor carries it (SQL's text of the value).
+ */
+export interface SortBound {
+  column: ColumnSpec;
+  direction: 'ASC' | 'DESC';
+  rows: number;
+  after?: string | null;
 }
 
 /** How a search's total was counted: by the counts held in process, or by SQL (`preparing`: while the counts load for it). */
@@ -63,15 +81,23 @@ export class SearchCounts {
    * counts are not ready for this plan: `preparing` when they are being prepared for it in the
    * background, `sql` when they cannot answer it (an inexact column), and SQL is to count.
    */
-  async count<T>(workspaceId: string, studyId: string | undefined, plan: CountPlan, page: (transaction: Kysely<DB>, matches: Matches) => Promise<T>): Promise<{ by: 'counts'; total: number; page: T } | { by: 'sql' | 'preparing' }> {
+  async count<T>(
+    workspaceId: string,
+    studyId: string | undefined,
+    plan: CountPlan,
+    page: (transaction: Kysely<DB>, matches: Matches) => Promise<T>,
+    sortColumn?: ColumnSpec,
+  ): Promise<{ by: 'counts'; total: number; page: T } | { by: 'sql' | 'preparing' }> {
     const needs = needsOf(plan, studyId);
     const workspace = this.workspaces.get(workspaceId);
     const state = workspace?.state(needs) ?? 'missing';
     if (!workspace || state !== 'ready') {
-      if (state === 'missing') this.prepare(workspaceId, needs);
+      if (state === 'missing') this.prepare(workspaceId, sortColumn ? { ...needs, personColumns: [...needs.personColumns, sortColumn] } : needs);
       this.answered.sql++;
       return { by: this.isPreparing(workspaceId) ? 'preparing' : 'sql' };
     }
+    // A sort column not held yet does not hold this count up: it is loaded for the next pages (Matches.bounded).
+    if (sortColumn && !workspace.holds(sortColumn.key)) this.prepare(workspaceId, { personColumns: [sortColumn], participantColumns: [] });
     workspace.lastUsed = Date.now();
     let started = await this.lockFree(workspace, needs, plan, studyId);
     if (started) this.paths.lockFree++;
@@ -93,6 +119,12 @@ export class SearchCounts {
           bitmap: () => (result.bitmap ??= memberBitmapOfSlots(result.matched.words, columns.personNos, columns.orderedSlots)),
           rows: columns.domain.slots.length,
           people: columns.slots,
+          bounded: (bound) => {
+            // The held values are the snapshot's only while nothing was applied since the count read its leaves.
+            if (workspace.busy || workspace.version !== columns.version) return undefined;
+            const numbers = workspace.heldNumbers(bound.column.key);
+            return numbers && boundedPersonNos(result.matched, columns.personNos, numbers, bound);
+          },
         };
         answer = { total, page: await page(transaction, matches) };
       } catch (error) {
@@ -324,6 +356,51 @@ function personNosOf(matched: Bitset, personNoOf: Int32Array, total: number): In
     personNos[next++] = personNoOf[slot]!;
   });
   return personNos;
+}
+
+/**
+ * The person numbers of the matches that can be among the first `bound.rows` rows past the
+ * position, in a sort by `numbers`: those whose value lies from the position's value up to the
+ * `rows`-th smallest value strictly past it (largest, descending). SQL still sorts them and applies
+ * the keyset, so the page is exact: every row past the position with a value up to that limit is
+ * listed, and at least `rows` of them lie past the position, so none beyond the limit can be on
+ * the page. Undefined when fewer than `rows` matches hold a number past the position (the rest
+ * sort last, as no value, and SQL must see them all) or the position is past every number.
+ */
+export function boundedPersonNos(matched: Bitset, personNoOf: Int32Array, numbers: Column, bound: Pick<SortBound, 'direction' | 'rows' | 'after'> & { column: Pick<ColumnSpec, 'kind'> }): Int32Array | undefined {
+  // Descending is ascending over the negated values; NaN (no value) fails every comparison below.
+  const sign = bound.direction === 'ASC' ? 1 : -1;
+  let after = Number.NEGATIVE_INFINITY;
+  if (bound.after !== undefined) {
+    const value = bound.after === null ? Number.NaN : bound.column.kind === 'micros' ? timestampMicros(bound.after) : Number(bound.after);
+    if (!Number.isFinite(value)) return undefined;
+    after = sign * value;
+  }
+  const past: number[] = [];
+  forEachSlot(matched.words, (slot) => {
+    const key = sign * numbers.numberAt(slot);
+    if (key > after) past.push(key);
+  });
+  if (past.length < bound.rows) return undefined;
+  const limit = Float64Array.from(past).sort()[bound.rows - 1]!;
+  const personNos: number[] = [];
+  forEachSlot(matched.words, (slot) => {
+    const key = sign * numbers.numberAt(slot);
+    if (key >= after && key <= limit) personNos.push(personNoOf[slot]!);
+  });
+  return Int32Array.from(personNos);
+}
+
+/** PostgreSQL's text of a timestamptz (ISO DateStyle, any zone) as microseconds since the epoch, as the counts hold date-times; NaN for any other text (infinity, BC, years past 9999). */
+export function timestampMicros(text: string): number {
+  const parts = /^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?([+-])(\d\d)(?::(\d\d))?(?::(\d\d))?$/.exec(text);
+  // Date.UTC reads years below 100 as 19xx.
+  if (!parts || Number(parts[1]) < 100) return Number.NaN;
+  const [, year, month, day, hour, minute, second, fraction = '', offsetSign, offsetHours, offsetMinutes = '0', offsetSeconds = '0'] = parts;
+  const offset = (offsetSign === '-' ? -1 : 1) * (Number(offsetHours) * 3600 + Number(offsetMinutes) * 60 + Number(offsetSeconds));
+  const seconds = Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second)) / 1000 - offset;
+  const micros = seconds * 1_000_000 + Number(fraction.padEnd(6, '0'));
+  return Number.isSafeInteger(micros) ? micros : Number.NaN;
 }
 
 function leavesOf(plan: CountPlan, kind: 'column' | 'split' | 'sql'): CountPlan[] {

@@ -1,7 +1,7 @@
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import { type Catalogue, type CompileContext, computableName, type PropertyDefinition } from '../catalogue.js';
 import { complements, isGroup, locationCoordinate, read } from '../compile.js';
-import type { Comparison, Filter, FilterGroup, RootFilter } from '../schemas.js';
+import type { Comparison, Filter, FilterGroup, RootFilter, Sort } from '../schemas.js';
 import { DAY_MS } from '../sql.js';
 import type { Bitset } from './bitset.js';
 import { type Column, type ColumnKind, columnKindOf, inRange, type Range } from './columns.js';
@@ -70,6 +70,22 @@ const micros = (date: Date) => date.getTime() * 1000;
 export function planCount(filter: RootFilter | undefined, options: PlanOptions): CountPlan | undefined {
   if (!filter || filter.filters.length === 0) return { kind: 'all' };
   return planItems(filter.operator, filter.filters, options);
+}
+
+/**
+ * The column a sort by a person's number or date-time is held in (a custom NUMBER or DATETIME
+ * property, or a PERSON name read from the person's row or history): the counts can then tell
+ * which matches can be on its page (index.ts, boundedPersonNos). Every such sort key orders by the
+ * very value the column holds, with no value last (compile.ts, compileSort: the value itself, its
+ * coalesce() with an infinity, or a stored key of the same); other sorts have none.
+ */
+export function sortColumnOf(sort: Sort | undefined, options: Pick<PlanOptions, 'catalogue' | 'customProperties' | 'context'>): ColumnSpec | undefined {
+  if (!sort || sort.propertyGroup !== 'PERSON') return undefined;
+  const builtIn = computableName(options.catalogue, sort.propertyGroup, sort.propertyName);
+  const definition = builtIn ?? options.customProperties.get(sort.propertyName);
+  if (!definition || definition.countedFrom !== 'person' || definition.countedWithin || (definition.type !== 'number' && definition.type !== 'datetime')) return undefined;
+  const key = builtIn ? `${sort.propertyGroup}.${sort.propertyName}` : `custom:${sort.propertyName}`;
+  return { source: 'person', key, kind: columnKindOf(definition.type)!, value: definition.value(options.context) };
 }
 
 function planItems(operator: 'AND' | 'OR' | undefined, items: (Filter | FilterGroup)[], options: PlanOptions): CountPlan | undefined {

@@ -227,6 +227,17 @@ export class WorkspaceCounts {
     this.applied = probe.recent.length > CATCH_UP_LIMIT ? [] : probe.recent;
   }
 
+  /** A person column of numbers or date-times held with every value exact, by its key; undefined when not held so. */
+  heldNumbers(key: string): Column | undefined {
+    const held = this.personColumns.get(key);
+    return held && (held.spec.kind === 'number' || held.spec.kind === 'micros') && held.column.exact ? held.column : undefined;
+  }
+
+  /** Whether a person column is held (exact or not): a column not held yet is loaded by a preparation. */
+  holds(key: string): boolean {
+    return this.personColumns.has(key);
+  }
+
   /**
    * Whether a count with these needs can be answered now: `missing` when something must be loaded
    * first, `inexact` when a held column cannot compare exactly (SQL counts instead, until a rebuild).

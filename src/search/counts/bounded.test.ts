@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../seed/demo-people.js';
+import { Bitset } from './bitset.js';
+import { Column } from './columns.js';
+import { boundedPersonNos, timestampMicros } from './index.js';
+
+/**
+ * boundedPersonNos against the page itself: for random values (ties, no values, negatives), random
+ * matches, both directions and random keyset positions, the rows a sorted page of the matches
+ * takes past the position are all among the person numbers it lists, and it lists no match
+ * outside the values the page can reach.
+ */
+describe('the matches a page sorted by a held number can take', () => {
+  const numbers = { kind: 'number' } as const;
+  const people = 400;
+  /** Person numbers are not slots: slot s holds person 1000 + 3s, so a mix-up shows. */
+  const personNoOf = Int32Array.from({ length: people }, (_, slot) => 1000 + 3 * slot);
+
+  function setUp(seed: number) {
+    const random = seededRandom(seed).next;
+    const column = new Column('number');
+    column.grow(people);
+    const values: (number | null)[] = [];
+    for (let slot = 0; slot < people; slot++) {
+      const roll = random();
+      const value = roll < 0.15 ? null : roll < 0.6 ? Math.floor(random() * 20) - 5 : Math.round(random() * 1e6) / 100;
+      values.push(value);
+      column.set(slot, value === null ? null : String(value));
+    }
+    const matched = Bitset.empty(people);
+    for (let slot = 0; slot < people; slot++) if (random() < 0.6) matched.add(slot);
+    return { random, column, values, matched };
+  }
+
+  /** The page as SQL reads it: no value last (as ±Infinity), then the slot (standing in for the row id), past a position. */
+  function page(values: (number | null)[], matched: Bitset, direction: 'ASC' | 'DESC', rows: number, after?: { value: number; slot: number }) {
+    const sign = direction === 'ASC' ? 1 : -1;
+    const key = (slot: number) => (values[slot] === null ? Number.POSITIVE_INFINITY : sign * values[slot]!);
+    const ordered = [...matched.slots()].sort((a, b) => key(a) - key(b) || a - b);
+    const past = after ? ordered.filter((slot) => key(slot) > sign * after.value || (key(slot) === sign * after.value && slot > after.slot)) : ordered;
+    return past.slice(0, rows);
+  }
+
+  it('lists every match the page takes, and none beyond the rows-th value past the position', () => {
+    let bounded = 0;
+    let refused = 0;
+    for (let seed = 1; seed <= 200; seed++) {
+      const { random, column, values, matched } = setUp(seed);
+      const direction = random() < 0.5 ? 'ASC' : 'DESC';
+      const rows = 1 + Math.floor(random() * 40);
+      // Half the pages start after a row of an earlier page (its value, as SQL's text gives it).
+      const withValue = [...matched.slots()].filter((slot) => values[slot] !== null);
+      const start = random() < 0.5 && withValue.length > 0 ? withValue[Math.floor(random() * withValue.length)]! : undefined;
+      const after = start === undefined ? undefined : { value: values[start]!, slot: start };
+      const listed = boundedPersonNos(matched, personNoOf, column, { column: numbers, direction, rows, ...(after ? { after: String(after.value) } : {}) });
+      const expected = page(values, matched, direction, rows, after);
+      if (!listed) {
+        // Refused only when fewer than `rows` matches hold a number past the position.
+        const sign = direction === 'ASC' ? 1 : -1;
+        const past = [...matched.slots()].filter((slot) => values[slot] !== null && (after === undefined || sign * values[slot]! > sign * after.value));
+        expect(past.length, `seed ${seed}`).toBeLessThan(rows);
+        refused++;
+        continue;
+      }
+      bounded++;
+      const set = new Set(listed);
+      for (const slot of expected) expect(set.has(personNoOf[slot]!), `seed ${seed}: slot ${slot} of the page`).toBe(true);
+      // Nothing outside the values from the position's to the rows-th value strictly past it (which
+      // may lie past the page's last: rows at the position's own value can be on the page).
+      const sign = direction === 'ASC' ? 1 : -1;
+      const strictlyPast = [...matched.slots()].filter((slot) => values[slot] !== null && (after === undefined || sign * values[slot]! > sign * after.value));
+      const last = strictlyPast.map((slot) => sign * values[slot]!).sort((a, b) => a - b)[rows - 1]!;
+      for (const personNo of listed) {
+        const slot = (personNo - 1000) / 3;
+        expect(matched.has(slot)).toBe(true);
+        expect(values[slot], `seed ${seed}`).not.toBeNull();
+        expect(sign * values[slot]!).toBeLessThanOrEqual(last);
+        if (after) expect(sign * values[slot]!).toBeGreaterThanOrEqual(sign * after.value);
+      }
+    }
+    expect(bounded).toBeGreaterThan(150);
+    expect(refused).toBeGreaterThan(0);
+  });
+
+  it('refuses a position in the rows with no value, and a page longer than the numbers past the position', () => {
+    const { column, matched } = setUp(7);
+    expect(boundedPersonNos(matched, personNoOf, column, { column: numbers, direction: 'ASC', rows: 5, after: 'Infinity' })).toBeUndefined();
+    expect(boundedPersonNos(matched, personNoOf, column, { column: numbers, direction: 'DESC', rows: 5, after: null })).toBeUndefined();
+    expect(boundedPersonNos(matched, personNoOf, column, { column: numbers, direction: 'ASC', rows: people + 1 })).toBeUndefined();
+  });
+
+  it('keeps every tie of the page’s last value, whatever its row order', () => {
+    const column = new Column('number');
+    column.grow(6);
+    ['1', '2', '2', '2', null, '3'].forEach((value, slot) => column.set(slot, value));
+    const matched = Bitset.full(6);
+    expect([...boundedPersonNos(matched, personNoOf, column, { column: numbers, direction: 'ASC', rows: 2 })!]).toEqual([1000, 1003, 1006, 1009]);
+    expect([...boundedPersonNos(matched, personNoOf, column, { column: numbers, direction: 'DESC', rows: 2 })!]).toEqual([1003, 1006, 1009, 1015]);
+    expect([...boundedPersonNos(matched, personNoOf, column, { column: numbers, direction: 'ASC', rows: 1, after: '2' })!]).toEqual([1003, 1006, 1009, 1015]);
+  });
+
+  it('reads a date-time position as PostgreSQL writes it, in microseconds as the counts hold date-times', () => {
+    expect(timestampMicros('2026-11-20 10:00:00.123456+00')).toBe(Date.UTC(2026, 10, 20, 10) * 1000 + 123_456);
+    expect(timestampMicros('2026-11-20 10:00:00+00')).toBe(Date.UTC(2026, 10, 20, 10) * 1000);
+    expect(timestampMicros('2026-11-20 12:30:00.5+02:30')).toBe(Date.UTC(2026, 10, 20, 10) * 1000 + 500_000);
+    expect(timestampMicros('1969-12-31 23:59:59.5-00')).toBe(-500_000);
+    for (const text of ['infinity', '-infinity', '0050-01-01 00:00:00+00', '2026-11-20 10:00:00 BC', '2026-11-20T10:00:00Z']) expect(timestampMicros(text), text).toBeNaN();
+    // A page of date-times past such a position: the rows-th instant past it bounds the list.
+    const column = new Column('micros');
+    column.grow(4);
+    const base = Date.UTC(2026, 10, 20, 10) * 1000;
+    [base, base + 1, base + 2, null].forEach((micros, slot) => column.set(slot, micros === null ? null : String(micros)));
+    const listed = boundedPersonNos(Bitset.full(4), personNoOf, column, { column: { kind: 'micros' }, direction: 'DESC', rows: 1, after: '2026-11-20 10:00:00.000002+00' });
+    expect([...listed!]).toEqual([1003, 1006]);
+  });
+});
