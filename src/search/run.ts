@@ -151,7 +151,7 @@ export interface SearchStatements {
   pageWalking?: (members: MemberBitmap) => RawBuilder<unknown>;
   /** What the walk ranges over: the workspace's people, or the searched rows (see SortKey.walkable). */
   walks?: 'person' | 'row';
-  /** A sort by a number the counts may hold: they then list only the matches that can be on the page (pageAmong). */
+  /** A sort by a value the counts may hold (a number, a date-time, an email): they then list only the matches that can be on the page (pageAmong). */
   sortBound?: SortBound;
 }
 
@@ -168,15 +168,25 @@ const WALKED_ROWS_PER_LISTED_MATCH = 2;
 
 /**
  * How a page counted in process reads its rows: walking the sort's index and keeping the matches
- * when that passes few rows, listing the matches when they are few enough, and otherwise in sort
- * order by the filter itself, which then meets its rows soon enough.
+ * when that passes few rows; else listing only the matches that can be on the page when the counts
+ * hold the sort's values (`bounded`); else listing the matches when they are few enough, and
+ * otherwise in sort order by the filter itself, which then meets its rows soon enough. A walk goes
+ * first: finding the bound visits every match, which cost more than the walk it would save
+ * (people g at 1,000,000 people, 15,502 matches, 8 clients: 58 ms walked, 162 ms bounded).
  */
-export function choosePage(statements: Pick<SearchStatements, 'pageAmong' | 'pageWalking' | 'walks'>, matches: Matches, size: number): Exclude<PagePath, 'none'> {
-  if (statements.pageWalking && statements.walks) {
-    const domain = statements.walks === 'person' ? matches.people : matches.rows;
-    if (((size + 1) * domain) / matches.total <= WALKED_ROWS_PER_LISTED_MATCH * matches.total) return 'walk';
+export function choosePage(
+  statements: Pick<SearchStatements, 'pageAmong' | 'pageWalking' | 'walks' | 'sortBound'>,
+  matches: Matches,
+  size: number,
+): { path: Exclude<PagePath, 'none'>; personNos?: Int32Array } {
+  const walked = statements.pageWalking && statements.walks ? ((size + 1) * (statements.walks === 'person' ? matches.people : matches.rows)) / matches.total : undefined;
+  const walks = walked !== undefined && walked <= WALKED_ROWS_PER_LISTED_MATCH * matches.total;
+  if (walks) return { path: 'walk' };
+  if (statements.sortBound && statements.pageAmong) {
+    const personNos = matches.bounded(statements.sortBound);
+    if (personNos && personNos.length <= PAGE_AMONG_LIMIT) return { path: 'bounded', personNos };
   }
-  return statements.pageAmong && matches.total <= PAGE_AMONG_LIMIT ? 'list' : 'filter';
+  return { path: statements.pageAmong && matches.total <= PAGE_AMONG_LIMIT ? 'list' : 'filter' };
 }
 
 /**
@@ -304,15 +314,13 @@ export async function runSearch<Row>(call: SearchCall, target: SearchTarget, fil
             pagePath = 'none';
             return [];
           }
-          pagePath = choosePage(statements, matches, page.size);
-          // Sorted by a number the counts hold: SQL reads and sorts only the matches that can be on the page.
-          const bounded = pagePath !== 'walk' && statements.sortBound && statements.pageAmong ? matches.bounded(statements.sortBound) : undefined;
-          if (bounded && bounded.length <= PAGE_AMONG_LIMIT) pagePath = 'bounded';
+          const chosen = choosePage(statements, matches, page.size);
+          pagePath = chosen.path;
           const statement =
             pagePath === 'walk'
               ? statements.pageWalking!(matches.bitmap())
               : pagePath === 'bounded'
-                ? statements.pageAmong!(bounded!)
+                ? statements.pageAmong!(chosen.personNos!)
                 : pagePath === 'list'
                   ? statements.pageAmong!(matches.personNos())
                   : pageStatement;

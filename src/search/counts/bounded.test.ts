@@ -113,4 +113,47 @@ describe('the matches a page sorted by a held number can take', () => {
     const listed = boundedPersonNos(Bitset.full(4), personNoOf, column, { column: { kind: 'micros' }, direction: 'DESC', rows: 1, after: '2026-11-20 10:00:00.000002+00' });
     expect([...listed!]).toEqual([1003, 1006]);
   });
+
+  it('bounds a sort by texts in their bytes’ order, as a C collation sorts them', () => {
+    const alphabet = ['a', 'b', 'z', '.', '_', '0', 'é', 'ß'];
+    let bounded = 0;
+    for (let seed = 1; seed <= 150; seed++) {
+      const random = seededRandom(seed).next;
+      const column = new Column('haystack');
+      column.grow(people);
+      const texts: (string | null)[] = [];
+      for (let slot = 0; slot < people; slot++) {
+        // Half share their first six bytes or more, which then leave the comparison to the rest.
+        const prefix = random() < 0.5 ? (random() < 0.5 ? 'garcia' : 'garcía') : '';
+        const text = random() < 0.1 ? null : prefix + Array.from({ length: 1 + Math.floor(random() * 3) }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+        texts.push(text);
+        column.set(slot, text);
+      }
+      const matched = Bitset.empty(people);
+      for (let slot = 0; slot < people; slot++) if (random() < 0.5) matched.add(slot);
+      const direction = random() < 0.5 ? 'ASC' : 'DESC';
+      const sign = direction === 'ASC' ? 1 : -1;
+      const rows = 1 + Math.floor(random() * 30);
+      const compare = (a: string, b: string) => sign * Buffer.compare(Buffer.from(a), Buffer.from(b));
+      const withText = [...matched.slots()].filter((slot) => texts[slot] !== null);
+      const start = random() < 0.5 ? withText[Math.floor(random() * withText.length)] : undefined;
+      const past = (slot: number) => start === undefined || compare(texts[slot]!, texts[start]!) > 0 || (compare(texts[slot]!, texts[start]!) === 0 && slot > start);
+      const expected = withText.filter(past).sort((a, b) => compare(texts[a]!, texts[b]!) || a - b).slice(0, rows);
+      const listed = boundedPersonNos(matched, personNoOf, column, { column: { kind: 'haystack' }, direction, rows, ...(start === undefined ? {} : { after: texts[start]! }) });
+      const strictlyPast = withText.filter((slot) => start === undefined || compare(texts[slot]!, texts[start]!) > 0);
+      if (!listed) {
+        expect(strictlyPast.length, `seed ${seed}`).toBeLessThan(rows);
+        continue;
+      }
+      bounded++;
+      const set = new Set(listed);
+      for (const slot of expected) expect(set.has(personNoOf[slot]!), `seed ${seed}: slot ${slot} (${texts[slot]}) of the page`).toBe(true);
+      const limit = strictlyPast.map((slot) => texts[slot]!).sort(compare)[rows - 1]!;
+      for (const personNo of listed) {
+        const text = texts[(personNo - 1000) / 3]!;
+        expect(compare(text, limit), `seed ${seed}: ${text} past ${limit}`).toBeLessThanOrEqual(0);
+      }
+    }
+    expect(bounded).toBeGreaterThan(100);
+  });
 });

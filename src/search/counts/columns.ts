@@ -76,6 +76,17 @@ export function readExpression(kind: ColumnKind, value: RawBuilder<unknown>): Ra
   }
 }
 
+/**
+ * A text's first six bytes as one number, missing bytes as 0: texts with different numbers order
+ * as the numbers do (no text holds a NUL, so a shorter text is less than a longer one it begins);
+ * equal numbers leave the rest of the bytes to decide.
+ */
+export function textPrefixOf(bytes: Buffer): number {
+  let prefix = 0;
+  for (let index = 0; index < 6; index++) prefix = prefix * 256 + (bytes[index] ?? 0);
+  return prefix;
+}
+
 /** At most 15 significant digits: distinct such decimals are distinct doubles, in the same order. */
 const EXACT_DECIMAL = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 function significantDigits(text: string): number {
@@ -90,6 +101,8 @@ function significantDigits(text: string): number {
  */
 export class Column {
   exact = true;
+  /** Texts: whether the database orders them as their UTF-8 bytes (a C collation), so that a sort by them can be bounded here. */
+  bytewiseOrder = false;
   private codes = new Int32Array(0);
   private values = new Float64Array(0);
   private flags = new Int8Array(0);
@@ -254,6 +267,47 @@ export class Column {
     this.haySegment[position] = this.segments;
     this.segments++;
     this.hayEnd += length;
+  }
+
+  /** Whether a haystack holds a text at a position. */
+  hasText(position: number): boolean {
+    return (this.haySegment[position] ?? -1) >= 0;
+  }
+
+  /** A haystack's text at a position, as a copy of the UTF-8 bytes it holds; undefined when none. */
+  textAt(position: number): Buffer | undefined {
+    const segment = this.haySegment[position] ?? -1;
+    return segment < 0 ? undefined : Buffer.from(this.hayBytes.subarray(this.segmentStart[segment]! + 1, this.segmentEnd(segment)));
+  }
+
+  /**
+   * The texts at two positions (both held) compared as bytes, in place: negative, zero or
+   * positive. Their first six bytes, read as one number, decide nearly every comparison without a
+   * call into Buffer.compare (whose checks cost some 0.3 µs a call).
+   */
+  compareTexts(a: number, b: number): number {
+    const segmentA = this.haySegment[a]!;
+    const segmentB = this.haySegment[b]!;
+    const prefixes = this.textPrefix(segmentA) - this.textPrefix(segmentB);
+    if (prefixes !== 0) return prefixes;
+    return this.hayBytes.compare(this.hayBytes, this.segmentStart[segmentB]! + 1, this.segmentEnd(segmentB), this.segmentStart[segmentA]! + 1, this.segmentEnd(segmentA));
+  }
+
+  /** The text at a position (held) compared with `bytes` as bytes, in place; `prefix` is textPrefixOf(bytes). */
+  compareTextWith(position: number, bytes: Buffer, prefix: number): number {
+    const segment = this.haySegment[position]!;
+    const prefixes = this.textPrefix(segment) - prefix;
+    if (prefixes !== 0) return prefixes;
+    return this.hayBytes.compare(bytes, 0, bytes.length, this.segmentStart[segment]! + 1, this.segmentEnd(segment));
+  }
+
+  /** A segment's first six bytes as one number (see textPrefixOf). */
+  private textPrefix(segment: number): number {
+    const start = this.segmentStart[segment]! + 1;
+    const end = this.segmentEnd(segment);
+    let prefix = 0;
+    for (let index = start; index < start + 6; index++) prefix = prefix * 256 + (index < end ? this.hayBytes[index]! : 0);
+    return prefix;
   }
 
   private segmentEnd(segment: number): number {

@@ -1,7 +1,7 @@
 import { type ControlledTransaction, type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { Bitset } from './bitset.js';
-import type { Column } from './columns.js';
+import { type Column, textPrefixOf } from './columns.js';
 import { forEachSlot, type MemberBitmap, memberBitmapOfSlots } from '../member-bitmap.js';
 import type { ColumnSpec, CountPlan } from './plan.js';
 import { type ColumnPhase, type CountNeeds, type CountResult, WorkspaceCounts } from './workspace.js';
@@ -35,7 +35,7 @@ export interface Matches {
 }
 
 /**
- * A page sorted by a person's number (a custom NUMBER property): the column the counts hold it in,
+ * A page sorted by a person's number, date-time or email (plan.ts, sortColumnOf): the column the counts hold it in,
  * the direction, how many rows the page reads (its size and one more), and the sort value of the
  * keyset position it starts after, as the cursor carries it (SQL's text of the value).
  */
@@ -92,12 +92,13 @@ export class SearchCounts {
     const workspace = this.workspaces.get(workspaceId);
     const state = workspace?.state(needs) ?? 'missing';
     if (!workspace || state !== 'ready') {
-      if (state === 'missing') this.prepare(workspaceId, sortColumn ? { ...needs, personColumns: [...needs.personColumns, sortColumn] } : needs);
+      if (state === 'missing') this.prepare(workspaceId, sortColumn && sortColumn.kind !== 'haystack' ? { ...needs, personColumns: [...needs.personColumns, sortColumn] } : needs);
       this.answered.sql++;
       return { by: this.isPreparing(workspaceId) ? 'preparing' : 'sql' };
     }
     // A sort column not held yet does not hold this count up: it is loaded for the next pages (Matches.bounded).
-    if (sortColumn && !workspace.holds(sortColumn.key)) this.prepare(workspaceId, { personColumns: [sortColumn], participantColumns: [] });
+    // Emails are held only for a filter naming them: a million of them take some 30 MB.
+    if (sortColumn && sortColumn.kind !== 'haystack' && !workspace.holds(sortColumn.key)) this.prepare(workspaceId, { personColumns: [sortColumn], participantColumns: [] });
     workspace.lastUsed = Date.now();
     let started = await this.lockFree(workspace, needs, plan, studyId);
     if (started) this.paths.lockFree++;
@@ -122,8 +123,8 @@ export class SearchCounts {
           bounded: (bound) => {
             // The held values are the snapshot's only while nothing was applied since the count read its leaves.
             if (workspace.busy || workspace.version !== columns.version) return undefined;
-            const numbers = workspace.heldNumbers(bound.column.key);
-            return numbers && boundedPersonNos(result.matched, columns.personNos, numbers, bound);
+            const held = workspace.heldSortColumn(bound.column.key);
+            return held && boundedPersonNos(result.matched, columns.personNos, held, bound);
           },
         };
         answer = { total, page: await page(transaction, matches) };
@@ -360,33 +361,80 @@ function personNosOf(matched: Bitset, personNoOf: Int32Array, total: number): In
 
 /**
  * The person numbers of the matches that can be among the first `bound.rows` rows past the
- * position, in a sort by `numbers`: those whose value lies from the position's value up to the
+ * position, in a sort by `held` (numbers, date-times in microseconds, or texts in their bytes'
+ * order, which Column.bytewiseOrder vouches is the database's): those whose value lies from the position's value up to the
  * `rows`-th smallest value strictly past it (largest, descending). SQL still sorts them and applies
  * the keyset, so the page is exact: every row past the position with a value up to that limit is
  * listed, and at least `rows` of them lie past the position, so none beyond the limit can be on
  * the page. Undefined when fewer than `rows` matches hold a number past the position (the rest
- * sort last, as no value, and SQL must see them all) or the position is past every number.
+ * sort last, as no value, and SQL must see them all) or the position is past every value.
  */
-export function boundedPersonNos(matched: Bitset, personNoOf: Int32Array, numbers: Column, bound: Pick<SortBound, 'direction' | 'rows' | 'after'> & { column: Pick<ColumnSpec, 'kind'> }): Int32Array | undefined {
-  // Descending is ascending over the negated values; NaN (no value) fails every comparison below.
+export function boundedPersonNos(matched: Bitset, personNoOf: Int32Array, held: Column, bound: Pick<SortBound, 'direction' | 'rows' | 'after'> & { column: Pick<ColumnSpec, 'kind'> }): Int32Array | undefined {
   const sign = bound.direction === 'ASC' ? 1 : -1;
-  let after = Number.NEGATIVE_INFINITY;
-  if (bound.after !== undefined) {
-    const value = bound.after === null ? Number.NaN : bound.column.kind === 'micros' ? timestampMicros(bound.after) : Number(bound.after);
-    if (!Number.isFinite(value)) return undefined;
-    after = sign * value;
+  const { rows } = bound;
+  let past: (slot: number) => boolean;
+  let from: (slot: number) => boolean;
+  /** a sorts after b on the page: negative, zero or positive. */
+  let order: (a: number, b: number) => number;
+  if (bound.column.kind === 'haystack') {
+    if (bound.after === null) return undefined;
+    const after = bound.after === undefined ? undefined : Buffer.from(bound.after, 'utf8');
+    const afterPrefix = after === undefined ? 0 : textPrefixOf(after);
+    past = (slot) => held.hasText(slot) && (after === undefined || sign * held.compareTextWith(slot, after, afterPrefix) > 0);
+    from = (slot) => held.hasText(slot) && (after === undefined || sign * held.compareTextWith(slot, after, afterPrefix) >= 0);
+    order = (a, b) => sign * held.compareTexts(a, b);
+  } else {
+    // Descending is ascending over the negated values; NaN (no value) fails every comparison.
+    let after = Number.NEGATIVE_INFINITY;
+    if (bound.after !== undefined) {
+      const value = bound.after === null ? Number.NaN : bound.column.kind === 'micros' ? timestampMicros(bound.after) : Number(bound.after);
+      if (!Number.isFinite(value)) return undefined;
+      after = sign * value;
+    }
+    past = (slot) => sign * held.numberAt(slot) > after;
+    from = (slot) => sign * held.numberAt(slot) >= after;
+    order = (a, b) => sign * (held.numberAt(a) - held.numberAt(b));
   }
-  const past: number[] = [];
+  // The `rows` least values strictly past the position, as a max-heap of slots: most matches cost
+  // one comparison with its top.
+  const heap = new Int32Array(rows);
+  let size = 0;
+  const siftDown = () => {
+    for (let at = 0; ; ) {
+      const left = 2 * at + 1;
+      let largest = at;
+      if (left < size && order(heap[left]!, heap[largest]!) > 0) largest = left;
+      if (left + 1 < size && order(heap[left + 1]!, heap[largest]!) > 0) largest = left + 1;
+      if (largest === at) return;
+      const moved = heap[at]!;
+      heap[at] = heap[largest]!;
+      heap[largest] = moved;
+      at = largest;
+    }
+  };
   forEachSlot(matched.words, (slot) => {
-    const key = sign * numbers.numberAt(slot);
-    if (key > after) past.push(key);
+    if (!past(slot)) return;
+    if (size < rows) {
+      let at = size++;
+      heap[at] = slot;
+      while (at > 0) {
+        const parent = (at - 1) >> 1;
+        if (order(heap[at]!, heap[parent]!) <= 0) break;
+        const moved = heap[at]!;
+        heap[at] = heap[parent]!;
+        heap[parent] = moved;
+        at = parent;
+      }
+    } else if (order(slot, heap[0]!) < 0) {
+      heap[0] = slot;
+      siftDown();
+    }
   });
-  if (past.length < bound.rows) return undefined;
-  const limit = Float64Array.from(past).sort()[bound.rows - 1]!;
+  if (size < rows) return undefined;
+  const limit = heap[0]!;
   const personNos: number[] = [];
   forEachSlot(matched.words, (slot) => {
-    const key = sign * numbers.numberAt(slot);
-    if (key >= after && key <= limit) personNos.push(personNoOf[slot]!);
+    if (from(slot) && order(slot, limit) <= 0) personNos.push(personNoOf[slot]!);
   });
   return Int32Array.from(personNos);
 }

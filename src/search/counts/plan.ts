@@ -73,18 +73,22 @@ export function planCount(filter: RootFilter | undefined, options: PlanOptions):
 }
 
 /**
- * The column a sort by a person's number or date-time is held in (a custom NUMBER or DATETIME
- * property, or a PERSON name read from the person's row or history): the counts can then tell
- * which matches can be on its page (index.ts, boundedPersonNos). Every such sort key orders by the
- * very value the column holds, with no value last (compile.ts, compileSort: the value itself, its
- * coalesce() with an infinity, or a stored key of the same); other sorts have none.
+ * The column a sort by a person's number, date-time or email is held in (a custom NUMBER or
+ * DATETIME property, a PERSON name read from the person's row or history, or EMAIL's lowered
+ * text): the counts can then tell which matches can be on its page (index.ts, boundedPersonNos).
+ * Every such sort key orders by the very value the column holds, with no value last (compile.ts,
+ * compileSort: the value itself, its coalesce() with an infinity, a stored key of the same, or
+ * email_key, the stored lower(email)); other sorts have none.
  */
 export function sortColumnOf(sort: Sort | undefined, options: Pick<PlanOptions, 'catalogue' | 'customProperties' | 'context'>): ColumnSpec | undefined {
   if (!sort || sort.propertyGroup !== 'PERSON') return undefined;
   const builtIn = computableName(options.catalogue, sort.propertyGroup, sort.propertyName);
   const definition = builtIn ?? options.customProperties.get(sort.propertyName);
-  if (!definition || definition.countedFrom !== 'person' || definition.countedWithin || (definition.type !== 'number' && definition.type !== 'datetime')) return undefined;
+  if (!definition || definition.countedFrom !== 'person' || definition.countedWithin) return undefined;
   const key = builtIn ? `${sort.propertyGroup}.${sort.propertyName}` : `custom:${sort.propertyName}`;
+  // An email sorts by its lowered form, the text the counts hold for substrings (planFilter).
+  if (definition.type === 'email') return { source: 'person', key: `${key}:lower`, kind: 'haystack', value: sql`lower(${definition.value(options.context)})`, lowered: true };
+  if (definition.type !== 'number' && definition.type !== 'datetime') return undefined;
   return { source: 'person', key, kind: columnKindOf(definition.type)!, value: definition.value(options.context) };
 }
 

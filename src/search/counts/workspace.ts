@@ -227,10 +227,12 @@ export class WorkspaceCounts {
     this.applied = probe.recent.length > CATCH_UP_LIMIT ? [] : probe.recent;
   }
 
-  /** A person column of numbers or date-times held with every value exact, by its key; undefined when not held so. */
-  heldNumbers(key: string): Column | undefined {
+  /** A person column a sort can be bounded by (index.ts, boundedPersonNos), by its key: numbers, date-times or texts in byte order, every value exact. */
+  heldSortColumn(key: string): Column | undefined {
     const held = this.personColumns.get(key);
-    return held && (held.spec.kind === 'number' || held.spec.kind === 'micros') && held.column.exact ? held.column : undefined;
+    if (!held?.column.exact) return undefined;
+    const { kind } = held.spec;
+    return kind === 'number' || kind === 'micros' || (kind === 'haystack' && held.column.bytewiseOrder) ? held.column : undefined;
   }
 
   /** Whether a person column is held (exact or not): a column not held yet is loaded by a preparation. */
@@ -664,7 +666,16 @@ async function heldColumns(transaction: Kysely<DB>, specs: ColumnSpec[]): Promis
   if (held.some(({ spec }) => spec.lowered)) {
     const { rows } = await sql<{ folded: string }>`select lower(cast(${UPPER_ASCII} as text)) as folded`.execute(transaction);
     const foldsAsJavaScript = rows[0]!.folded === UPPER_ASCII.toLowerCase();
-    for (const { spec, column } of held) if (spec.lowered) column.exact = foldsAsJavaScript;
+    // C and POSIX compare bytes; glibc's C.UTF-8 compares code points, which is the order of UTF-8's bytes.
+    const { rows: collations } = await sql<{ bytewise: boolean }>`
+      select d.datlocprovider = 'c' and d.datcollate in ('C', 'POSIX', 'C.UTF-8', 'C.utf8') as bytewise
+      from pg_database as d where d.datname = current_database()`.execute(transaction);
+    const bytewise = collations[0]?.bytewise === true;
+    for (const { spec, column } of held) {
+      if (!spec.lowered) continue;
+      column.exact = foldsAsJavaScript;
+      column.bytewiseOrder = bytewise;
+    }
   }
   return held;
 }
