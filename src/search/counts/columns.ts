@@ -274,12 +274,6 @@ export class Column {
     return (this.haySegment[position] ?? -1) >= 0;
   }
 
-  /** A haystack's text at a position, as a copy of the UTF-8 bytes it holds; undefined when none. */
-  textAt(position: number): Buffer | undefined {
-    const segment = this.haySegment[position] ?? -1;
-    return segment < 0 ? undefined : Buffer.from(this.hayBytes.subarray(this.segmentStart[segment]! + 1, this.segmentEnd(segment)));
-  }
-
   /**
    * The texts at two positions (both held) compared as bytes, in place: negative, zero or
    * positive. Their first six bytes, read as one number, decide nearly every comparison without a

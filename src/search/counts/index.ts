@@ -28,7 +28,7 @@ export interface Matches {
   /** The people the workspace's counts hold (the deleted among them too: a bound, for choosing how to read a page). */
   people: number;
   /**
-   * The matches that can be on the page of a sort by a held number column (see boundedPersonNos),
+   * The matches that can be on the page of a sort by a held column (see boundedPersonNos),
    * read at the count's version; undefined when they cannot be told exactly here.
    */
   bounded(bound: SortBound): Int32Array | undefined;
@@ -89,16 +89,17 @@ export class SearchCounts {
     sortColumn?: ColumnSpec,
   ): Promise<{ by: 'counts'; total: number; page: T } | { by: 'sql' | 'preparing' }> {
     const needs = needsOf(plan, studyId);
+    // A sort column not held yet does not hold a count up: it is loaded for the next pages (Matches.bounded).
+    // Emails are held only for a filter naming them: a million of them take some 30 MB.
+    const sortToHold = sortColumn && sortColumn.kind !== 'haystack' ? sortColumn : undefined;
     const workspace = this.workspaces.get(workspaceId);
     const state = workspace?.state(needs) ?? 'missing';
     if (!workspace || state !== 'ready') {
-      if (state === 'missing') this.prepare(workspaceId, sortColumn && sortColumn.kind !== 'haystack' ? { ...needs, personColumns: [...needs.personColumns, sortColumn] } : needs);
+      if (state === 'missing') this.prepare(workspaceId, sortToHold ? { ...needs, personColumns: [...needs.personColumns, sortToHold] } : needs);
       this.answered.sql++;
       return { by: this.isPreparing(workspaceId) ? 'preparing' : 'sql' };
     }
-    // A sort column not held yet does not hold this count up: it is loaded for the next pages (Matches.bounded).
-    // Emails are held only for a filter naming them: a million of them take some 30 MB.
-    if (sortColumn && sortColumn.kind !== 'haystack' && !workspace.holds(sortColumn.key)) this.prepare(workspaceId, { personColumns: [sortColumn], participantColumns: [] });
+    if (sortToHold && !workspace.holds(sortToHold.key)) this.prepare(workspaceId, { personColumns: [sortToHold], participantColumns: [] });
     workspace.lastUsed = Date.now();
     let started = await this.lockFree(workspace, needs, plan, studyId);
     if (started) this.paths.lockFree++;
