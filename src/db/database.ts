@@ -54,6 +54,14 @@ const INT8 = 20;
  * infinities, which only stored sort keys hold (20261130000000_stored_sort_keys), as they are.
  */
 export function isoFromPostgresTimestamp(text: string): string {
+  // The usual form, 'YYYY-MM-DD HH:MM:SS[.ffffff]+00', rewritten without a Date: a 1000-row page
+  // carries thousands of instants, and parsing each into a Date was 5% of the search bench's
+  // service time. A Date keeps milliseconds and drops the digits past them, as this does.
+  const { length } = text;
+  if (length >= 22 && length <= 29 && text.charCodeAt(4) === 45 && text.charCodeAt(10) === 32 && text.endsWith('+00') && (length === 22 || text.charCodeAt(19) === 46)) {
+    const milliseconds = length === 22 ? '000' : `${text.slice(20, length - 3)}00`.slice(0, 3);
+    return `${text.slice(0, 10)}T${text.slice(11, 19)}.${milliseconds}Z`;
+  }
   if (text === 'infinity' || text === '-infinity') return text;
   const withZone = /[+-]\d\d$/.test(text) ? `${text}:00` : text;
   return new Date(withZone.replace(' ', 'T')).toISOString();
