@@ -82,6 +82,30 @@ describe('the matches a page sorted by a held number can take', () => {
     expect(refused).toBeGreaterThan(0);
   });
 
+  it('bounds by a study’s column, held by participant row, as by the same values held by person', () => {
+    let compared = 0;
+    for (let seed = 1; seed <= 100; seed++) {
+      const { random, column, values, matched } = setUp(seed);
+      // Some people are participants, at rows in no slot order; the count's domain lists them.
+      const participants = [...Array(people).keys()].filter(() => random() < 0.7).sort(() => random() - 0.5);
+      const studyColumn = new Column('number');
+      studyColumn.grow(participants.length);
+      participants.forEach((slot, row) => studyColumn.set(row, values[slot] === null ? null : String(values[slot])));
+      const domain = { slots: Int32Array.from(participants), rows: Int32Array.from(participants, (_, row) => row) };
+      const inStudy = Bitset.empty(people);
+      for (const slot of participants) if (matched.has(slot)) inStudy.add(slot);
+      const direction = random() < 0.5 ? 'ASC' : 'DESC';
+      const rows = 1 + Math.floor(random() * 40);
+      const start = participants[Math.floor(random() * participants.length)]!;
+      const after = random() < 0.5 && values[start] !== null ? { after: String(values[start]) } : {};
+      const byPerson = boundedPersonNos(inStudy, personNoOf, column, { column: numbers, direction, rows, ...after });
+      const byRow = boundedPersonNos(inStudy, personNoOf, studyColumn, { column: numbers, direction, rows, ...after }, domain);
+      expect(byRow && [...byRow].sort(), `seed ${seed}`).toEqual(byPerson && [...byPerson].sort());
+      if (byRow) compared++;
+    }
+    expect(compared).toBeGreaterThan(50);
+  });
+
   it('refuses a position in the rows with no value, and a page longer than the numbers past the position', () => {
     const { column, matched } = setUp(7);
     expect(boundedPersonNos(matched, personNoOf, column, { column: numbers, direction: 'ASC', rows: 5, after: 'Infinity' })).toBeUndefined();

@@ -209,6 +209,11 @@ export class Column {
     return this.values[position] ?? Number.NaN;
   }
 
+  /** Every position's number or date-time (NaN: none), for a tight loop over many (index.ts, boundedPersonNos); positions past its end hold none. */
+  get numbers(): Float64Array {
+    return this.values;
+  }
+
   /** Stores the value read by readExpression at a position (null: no value). */
   set(position: number, raw: unknown): void {
     switch (this.kind) {

@@ -81,11 +81,16 @@ export function planCount(filter: RootFilter | undefined, options: PlanOptions):
  * email_key, the stored lower(email)); other sorts have none.
  */
 export function sortColumnOf(sort: Sort | undefined, options: Pick<PlanOptions, 'catalogue' | 'customProperties' | 'context'>): ColumnSpec | undefined {
-  if (!sort || sort.propertyGroup !== 'PERSON') return undefined;
+  if (!sort) return undefined;
   const builtIn = computableName(options.catalogue, sort.propertyGroup, sort.propertyName);
-  const definition = builtIn ?? options.customProperties.get(sort.propertyName);
-  if (!definition || definition.countedFrom !== 'person' || definition.countedWithin) return undefined;
+  const definition = builtIn ?? (sort.propertyGroup === 'PERSON' ? options.customProperties.get(sort.propertyName) : undefined);
+  if (!definition || definition.countedWithin) return undefined;
   const key = builtIn ? `${sort.propertyGroup}.${sort.propertyName}` : `custom:${sort.propertyName}`;
+  // A participant's number or date-time, held per study as the filters' columns are.
+  if (definition.countedFrom === 'participant' && sort.propertyGroup === 'PARTICIPANT') {
+    return definition.type === 'number' || definition.type === 'datetime' ? { source: 'participant', key, kind: columnKindOf(definition.type)!, value: definition.value(options.context) } : undefined;
+  }
+  if (definition.countedFrom !== 'person' || sort.propertyGroup !== 'PERSON') return undefined;
   // An email sorts by its lowered form, the text the counts hold for substrings (planFilter).
   if (definition.type === 'email') return { source: 'person', key: `${key}:lower`, kind: 'haystack', value: sql`lower(${definition.value(options.context)})`, lowered: true };
   if (definition.type !== 'number' && definition.type !== 'datetime') return undefined;

@@ -235,9 +235,16 @@ export class WorkspaceCounts {
     return kind === 'number' || kind === 'micros' || (kind === 'haystack' && held.column.bytewiseOrder) ? held.column : undefined;
   }
 
-  /** Whether a person column is held (exact or not): a column not held yet is loaded by a preparation. */
-  holds(key: string): boolean {
-    return this.personColumns.has(key);
+  /** A study's participant column a sort can be bounded by, by its key: numbers or date-times, every value exact; indexed by the study's rows. */
+  heldStudySortColumn(studyId: string, key: string): Column | undefined {
+    const held = this.studies.get(studyId)?.columns.get(key);
+    if (!held?.column.exact) return undefined;
+    return held.spec.kind === 'number' || held.spec.kind === 'micros' ? held.column : undefined;
+  }
+
+  /** Whether a column is held (exact or not), a person's or, given a study, its participants': a column not held yet is loaded by a preparation. */
+  holds(key: string, studyId?: string): boolean {
+    return studyId === undefined ? this.personColumns.has(key) : this.studies.get(studyId)?.columns.has(key) === true;
   }
 
   /**
