@@ -188,14 +188,13 @@ export function choosePage(
   // A participant's value goes the other way: walking a study's rows in, say, session order meets
   // the filter's matches late when the two go together (SCHEDULED participants have the future
   // sessions), which the estimate below cannot see; bounding passes over the study's rows once.
-  if (statements.sortBound?.column.source === 'participant') {
-    const first = bounded();
-    if (first) return first;
-  }
+  const boundFirst = statements.sortBound?.column.source === 'participant';
+  const first = boundFirst ? bounded() : undefined;
+  if (first) return first;
   const walked = statements.pageWalking && statements.walks ? ((size + 1) * (statements.walks === 'person' ? matches.people : matches.rows)) / matches.total : undefined;
   const walks = walked !== undefined && walked <= WALKED_ROWS_PER_LISTED_MATCH * matches.total;
   if (walks) return { path: 'walk' };
-  const second = statements.sortBound?.column.source === 'participant' ? undefined : bounded();
+  const second = boundFirst ? undefined : bounded();
   if (second) return second;
   return { path: statements.pageAmong && matches.total <= PAGE_AMONG_LIMIT ? 'list' : 'filter' };
 }

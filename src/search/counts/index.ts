@@ -388,19 +388,7 @@ export function boundedPersonNos(
   studyRows?: { slots: Int32Array; rows: Int32Array },
 ): Int32Array | undefined {
   const sign = bound.direction === 'ASC' ? 1 : -1;
-  const { rows } = bound;
-  let past: (position: number) => boolean;
-  let from: (position: number) => boolean;
-  /** a sorts after b on the page: negative, zero or positive. */
-  let order: (a: number, b: number) => number;
-  if (bound.column.kind === 'haystack') {
-    if (bound.after === null) return undefined;
-    const after = bound.after === undefined ? undefined : Buffer.from(bound.after, 'utf8');
-    const afterPrefix = after === undefined ? 0 : textPrefixOf(after);
-    past = (position) => held.hasText(position) && (after === undefined || sign * held.compareTextWith(position, after, afterPrefix) > 0);
-    from = (position) => held.hasText(position) && (after === undefined || sign * held.compareTextWith(position, after, afterPrefix) >= 0);
-    order = (a, b) => sign * held.compareTexts(a, b);
-  } else {
+  if (bound.column.kind !== 'haystack') {
     // Descending is ascending over the negated values; NaN (no value) fails every comparison.
     let after = Number.NEGATIVE_INFINITY;
     if (bound.after !== undefined) {
@@ -408,10 +396,24 @@ export function boundedPersonNos(
       if (!Number.isFinite(value)) return undefined;
       after = sign * value;
     }
-    return numbersBounded(matched, personNoOf, held.numbers, sign, after, rows, studyRows);
+    return numbersBounded(matched, personNoOf, held.numbers, sign, after, bound.rows, studyRows);
   }
-  // The `rows` least values strictly past the position, as a max-heap of where the values are held:
-  // most matches cost one comparison with its top.
+  // Texts are held for people only (emails).
+  if (studyRows || bound.after === null) return undefined;
+  return textsBounded(matched, personNoOf, held, sign, bound.after === undefined ? undefined : Buffer.from(bound.after, 'utf8'), bound.rows);
+}
+
+/**
+ * boundedPersonNos over texts in their bytes' order: a max-heap of the slots holding the `rows`
+ * least texts strictly past the position (`after`, undefined on a first page); most matches cost
+ * one comparison with its top.
+ */
+function textsBounded(matched: Bitset, personNoOf: Int32Array, held: Column, sign: 1 | -1, after: Buffer | undefined, rows: number): Int32Array | undefined {
+  const afterPrefix = after === undefined ? 0 : textPrefixOf(after);
+  const past = (slot: number) => held.hasText(slot) && (after === undefined || sign * held.compareTextWith(slot, after, afterPrefix) > 0);
+  const from = (slot: number) => held.hasText(slot) && (after === undefined || sign * held.compareTextWith(slot, after, afterPrefix) >= 0);
+  /** a sorts after b on the page: negative, zero or positive. */
+  const order = (a: number, b: number) => sign * held.compareTexts(a, b);
   const heap = new Int32Array(rows);
   let size = 0;
   const siftDown = () => {
@@ -427,17 +429,11 @@ export function boundedPersonNos(
       at = largest;
     }
   };
-  // Each match at the position of its value: its slot in a person's column, its row in a study's.
-  const forEachMatch = (visit: (position: number, slot: number) => void) => {
-    if (!studyRows) return forEachSlot(matched.words, (slot) => visit(slot, slot));
-    const { slots, rows: positions } = studyRows;
-    for (let i = 0; i < slots.length; i++) if (matched.has(slots[i]!)) visit(positions[i]!, slots[i]!);
-  };
-  forEachMatch((position) => {
-    if (!past(position)) return;
+  forEachSlot(matched.words, (slot) => {
+    if (!past(slot)) return;
     if (size < rows) {
       let at = size++;
-      heap[at] = position;
+      heap[at] = slot;
       while (at > 0) {
         const parent = (at - 1) >> 1;
         if (order(heap[at]!, heap[parent]!) <= 0) break;
@@ -446,25 +442,26 @@ export function boundedPersonNos(
         heap[parent] = moved;
         at = parent;
       }
-    } else if (order(position, heap[0]!) < 0) {
-      heap[0] = position;
+    } else if (order(slot, heap[0]!) < 0) {
+      heap[0] = slot;
       siftDown();
     }
   });
   if (size < rows) return undefined;
   const limit = heap[0]!;
   const personNos: number[] = [];
-  forEachMatch((position, slot) => {
-    if (from(position) && order(position, limit) <= 0) personNos.push(personNoOf[slot]!);
+  forEachSlot(matched.words, (slot) => {
+    if (from(slot) && order(slot, limit) <= 0) personNos.push(personNoOf[slot]!);
   });
   return Int32Array.from(personNos);
 }
 
 /**
- * boundedPersonNos over numbers (date-times in microseconds), in tight loops over the bits and the
- * values: with a test and an order per match as closures, 35,000 matches of a million took 2–12 ms
- * a page; this takes well under one. Keys are the values times `sign` (descending is ascending
- * over negated values), and NaN (no value) fails every comparison.
+ * boundedPersonNos over numbers (date-times in microseconds), with a heap of the keys themselves:
+ * a test and an order per match as closures reading the column took 2–12 ms a page for 35,000
+ * matches of a million; this takes about one. Keys are the values times `sign` (descending is
+ * ascending over negated values), and NaN (no value) fails every comparison. A person's column is
+ * read at each match's slot; a study's (given `studyRows`, the count's domain) at its row.
  */
 function numbersBounded(
   matched: Bitset,
@@ -475,7 +472,6 @@ function numbersBounded(
   rows: number,
   studyRows: { slots: Int32Array; rows: Int32Array } | undefined,
 ): Int32Array | undefined {
-  const words = matched.words;
   // A max-heap of the `rows` least keys strictly past the position: most matches cost one comparison with its top.
   const heap = new Float64Array(rows);
   let size = 0;
@@ -506,36 +502,27 @@ function numbersBounded(
   const personNos: number[] = [];
   if (studyRows) {
     const { slots, rows: positions } = studyRows;
-    for (let i = 0; i < slots.length; i++) {
-      const slot = slots[i]!;
-      if ((words[slot >>> 5]! & (1 << (slot & 31))) !== 0) offer(sign * values[positions[i]!]!);
-    }
+    for (let i = 0; i < slots.length; i++) if (matched.has(slots[i]!)) offer(sign * values[positions[i]!]!);
     if (size < rows) return undefined;
     const limit = heap[0]!;
     for (let i = 0; i < slots.length; i++) {
-      const slot = slots[i]!;
-      if ((words[slot >>> 5]! & (1 << (slot & 31))) === 0) continue;
       const key = sign * values[positions[i]!]!;
-      if (key >= after && key <= limit) personNos.push(personNoOf[slot]!);
+      if (key >= after && key <= limit && matched.has(slots[i]!)) personNos.push(personNoOf[slots[i]!]!);
     }
     return Int32Array.from(personNos);
   }
+  // The bits walked here as forEachSlot walks them, without its callback per match (which took twice as long).
+  const words = matched.words;
   for (let index = 0; index < words.length; index++) {
-    for (let word = words[index]!; word !== 0; ) {
-      const low = word & -word;
-      offer(sign * values[(index << 5) + (31 - Math.clz32(low))]!);
-      word = (word ^ low) >>> 0;
-    }
+    for (let word = words[index]!; word !== 0; word = (word ^ (word & -word)) >>> 0) offer(sign * values[(index << 5) + (31 - Math.clz32(word & -word))]!);
   }
   if (size < rows) return undefined;
   const limit = heap[0]!;
   for (let index = 0; index < words.length; index++) {
-    for (let word = words[index]!; word !== 0; ) {
-      const low = word & -word;
-      const slot = (index << 5) + (31 - Math.clz32(low));
+    for (let word = words[index]!; word !== 0; word = (word ^ (word & -word)) >>> 0) {
+      const slot = (index << 5) + (31 - Math.clz32(word & -word));
       const key = sign * values[slot]!;
       if (key >= after && key <= limit) personNos.push(personNoOf[slot]!);
-      word = (word ^ low) >>> 0;
     }
   }
   return Int32Array.from(personNos);

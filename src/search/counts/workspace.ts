@@ -229,17 +229,12 @@ export class WorkspaceCounts {
 
   /** A person column a sort can be bounded by (index.ts, boundedPersonNos), by its key: numbers, date-times or texts in byte order, every value exact. */
   heldSortColumn(key: string): Column | undefined {
-    const held = this.personColumns.get(key);
-    if (!held?.column.exact) return undefined;
-    const { kind } = held.spec;
-    return kind === 'number' || kind === 'micros' || (kind === 'haystack' && held.column.bytewiseOrder) ? held.column : undefined;
+    return sortable(this.personColumns.get(key));
   }
 
-  /** A study's participant column a sort can be bounded by, by its key: numbers or date-times, every value exact; indexed by the study's rows. */
+  /** A study's participant column a sort can be bounded by, by its key, as heldSortColumn; indexed by the study's rows. */
   heldStudySortColumn(studyId: string, key: string): Column | undefined {
-    const held = this.studies.get(studyId)?.columns.get(key);
-    if (!held?.column.exact) return undefined;
-    return held.spec.kind === 'number' || held.spec.kind === 'micros' ? held.column : undefined;
+    return sortable(this.studies.get(studyId)?.columns.get(key));
   }
 
   /** Whether a column is held (exact or not), a person's or, given a study, its participants': a column not held yet is loaded by a preparation. */
@@ -635,6 +630,13 @@ function keep<T>(entries: Map<string, T>, key: string, entry: T, most: number): 
 }
 
 /** The slots of the people whose rows are in `rows` below `rowCount` (rows without a person, slot -1, are skipped). */
+/** A held column a page's bound can read: numbers, date-times or texts in byte order, every value exact. */
+function sortable(held: HeldColumn | undefined): Column | undefined {
+  if (!held?.column.exact) return undefined;
+  const { kind } = held.spec;
+  return kind === 'number' || kind === 'micros' || (kind === 'haystack' && held.column.bytewiseOrder) ? held.column : undefined;
+}
+
 function slotsOfRows(rows: Bitset, personSlot: Int32Array, rowCount: number, slots: number): Bitset {
   const bits = Bitset.empty(slots);
   const { words } = rows;

@@ -1,0 +1,48 @@
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import type { Matches, SortBound } from './counts/index.js';
+import type { ColumnSpec } from './counts/plan.js';
+import { memberBitmap } from './member-bitmap.js';
+import { choosePage, PAGE_AMONG_LIMIT } from './run.js';
+
+/**
+ * Which way a page counted in process reads its rows (choosePage), for the counts' matches as
+ * they come: the order of the ways, with a sort the counts can bound and one they cannot.
+ */
+describe('choosePage', () => {
+  const page = () => sql`select 1`;
+  const statements = (source?: ColumnSpec['source']) => ({
+    pageAmong: page,
+    pageWalking: page,
+    walks: 'row' as const,
+    ...(source ? { sortBound: { column: { source, key: 'k', kind: 'micros', value: sql`1` }, direction: 'ASC', rows: 26 } satisfies SortBound } : {}),
+  });
+  const bound = Int32Array.from([7, 8, 9]);
+  /** `total` matches among 100,000 rows; a bound lists `bound`, or is refused (null). */
+  const matches = (total: number, bounded: Int32Array | null = bound): Matches => ({
+    total,
+    rows: 100_000,
+    people: 1_000_000,
+    personNos: () => Int32Array.from({ length: total }, (_, index) => index),
+    bitmap: () => memberBitmap([1]),
+    bounded: () => bounded ?? undefined,
+  });
+
+  it("bounds a participant's value before walking, and walks when the bound is refused", () => {
+    // 8,017 matches of 100,000: a walk of some 324 rows by the estimate; bounded all the same.
+    expect(choosePage(statements('participant'), matches(8_017), 25)).toEqual({ path: 'bounded', personNos: bound });
+    expect(choosePage(statements('participant'), matches(8_017, null), 25)).toEqual({ path: 'walk' });
+  });
+
+  it("walks a person's value when the walk is short, and bounds it otherwise", () => {
+    expect(choosePage(statements('person'), matches(8_017), 25)).toEqual({ path: 'walk' });
+    // 300 matches of 100,000: a walk of some 8,700 rows, over twice the matches.
+    expect(choosePage(statements('person'), matches(300), 25)).toEqual({ path: 'bounded', personNos: bound });
+  });
+
+  it('lists the matches when nothing bounds them and they are few enough, else reads by the filter', () => {
+    expect(choosePage(statements(), matches(300), 25)).toEqual({ path: 'list' });
+    expect(choosePage(statements('person'), matches(300, null), 25)).toEqual({ path: 'list' });
+    expect(choosePage({ ...statements(), pageWalking: undefined }, matches(PAGE_AMONG_LIMIT + 1), 25)).toEqual({ path: 'filter' });
+  });
+});
