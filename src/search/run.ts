@@ -349,7 +349,9 @@ export async function runSearch<Row>(call: SearchCall, target: SearchTarget, fil
   const shown = hasNextPage ? rows.slice(0, page.size) : rows;
   const cursorOf = (row: Found | undefined) => (row === undefined ? '' : call.cursors.encode(statements.scope, [row.sort_key, row.row_id, statements.now.getTime()]));
   return {
-    rows: shown.map(({ sort_key: _sortKey, row_id: _rowId, ...row }) => row as Row),
+    // Each row keeps its sort_key and row_id: the families present rows field by field, and copying
+    // a 1000-row page's rows without the two was 5% of what such a page allocated.
+    rows: shown,
     total,
     countedBy: counted.by,
     pagePath,

@@ -6,6 +6,7 @@ import { errorResponse, PageInfo } from '../../http/schemas.js';
 import { MAX_FILTERS, MAX_GROUP_LEVEL, searchBody } from '../../search/schemas.js';
 import { Incentive } from './schemas.js';
 import { searchIncentives } from './search.js';
+import { presentedAnswers } from '../../http/serialization.js';
 
 export const SearchIncentivesBody = searchBody(
   { studyId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only the incentives sent for this study.' })) },
@@ -35,6 +36,7 @@ export const incentivesSearchRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDe
   app.post(
     '/incentives/search',
     {
+      ...presentedAnswers(app),
       config: { right: 'incentives:read' },
       preValidation: async (request) => {
         request.body ??= {};

@@ -8,6 +8,7 @@ import { StudyParams } from './requests.js';
 import { Participant } from './schemas.js';
 import { searchParticipants } from './search.js';
 import { serverTiming } from '../../search/run.js';
+import { presentedAnswers } from '../../http/serialization.js';
 
 export const SearchParticipantsBody = searchBody({}, {});
 
@@ -34,6 +35,7 @@ export const participantsSearchRoutes: FastifyPluginAsyncTypebox<{ deps: Service
   app.post(
     '/studies/:studyId/participants/search',
     {
+      ...presentedAnswers(app),
       config: { right: 'participants:read' },
       // The body is optional as a whole: a bare POST reads the first page of every participant.
       preValidation: async (request) => {
@@ -59,7 +61,7 @@ export const participantsSearchRoutes: FastifyPluginAsyncTypebox<{ deps: Service
       const { filter, pageInfo } = request.body;
       const found = await searchParticipants(requestContext(deps, request), deps.cursors, request.params.studyId, filter, { startCursor: pageInfo?.startCursor, size: pageInfo?.size ?? 25 });
       void reply.header('server-timing', serverTiming(found.countedBy, startedAt, found.pagePath));
-      return found;
+      return { results: found.results, total: found.total, pageInfo: found.pageInfo };
     },
   );
 };

@@ -5,6 +5,7 @@ import { errorResponse } from '../../http/schemas.js';
 import { catalogue } from '../search-catalogue.js';
 import { searchPeople } from './search.js';
 import { serverTiming } from '../../search/run.js';
+import { presentedAnswers } from '../../http/serialization.js';
 import { MAX_FILTERS, MAX_GROUP_LEVEL, searchBody } from '../../search/schemas.js';
 import { PersonList } from './schemas.js';
 
@@ -30,6 +31,7 @@ export const peopleSearchRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }
   app.post(
     '/people/search',
     {
+      ...presentedAnswers(app),
       config: { right: 'people:read' },
       // The body is optional as a whole: a bare POST searches everyone, first page.
       preValidation: async (request) => {
@@ -53,7 +55,7 @@ export const peopleSearchRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }
       const { filter, pageInfo } = request.body;
       const found = await searchPeople(requestContext(deps, request), deps.cursors, filter, { startCursor: pageInfo?.startCursor, size: pageInfo?.size ?? 25 });
       void reply.header('server-timing', serverTiming(found.countedBy, startedAt, found.pagePath));
-      return found;
+      return { results: found.results, total: found.total, pageInfo: found.pageInfo };
     },
   );
 };

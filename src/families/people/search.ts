@@ -1,12 +1,13 @@
-import type { Selectable } from 'kysely';
+import { sql } from 'kysely';
 import type { CallContext as SharedCallContext } from '../../context.js';
-import type { PeopleTable } from '../../db/schema.js';
 import type { CursorCodec } from '../../http/cursor.js';
 import { runSearch, type PageRequest } from '../../search/run.js';
 import type { RootFilter } from '../../search/schemas.js';
 import { catalogue } from '../search-catalogue.js';
 import { byPersonId, peopleTarget } from './search-target.js';
-import { presentPeople } from './service.js';
+import { type PresentablePerson, presentedPersonColumns, presentPeople } from './service.js';
+
+const columns = sql.join(presentedPersonColumns.map((column) => sql.ref(`p.${column}`)));
 
 export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'canReadPersonalData' | 'counts'>;
 
@@ -16,9 +17,9 @@ export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId'
  */
 export async function searchPeople(context: CallContext, cursors: CursorCodec, filter: RootFilter | undefined, page: PageRequest) {
   const { db, workspaceId } = context;
-  const found = await runSearch<Selectable<PeopleTable>>(
+  const found = await runSearch<PresentablePerson>(
     { db, cursors, workspaceId, now: context.clock.now(), canReadPersonalData: context.canReadPersonalData, counts: context.counts, catalogue },
-    peopleTarget(workspaceId),
+    { ...peopleTarget(workspaceId), columns },
     filter,
     page,
     byPersonId,

@@ -5,6 +5,7 @@ import { errorResponse, PageInfo } from '../../http/schemas.js';
 import { MAX_FILTERS, MAX_GROUP_LEVEL, searchBody } from '../../search/schemas.js';
 import { SignupFormParams, SignupSubmission } from './schemas.js';
 import { searchSubmissions } from './search.js';
+import { presentedAnswers } from '../../http/serialization.js';
 
 export const SearchSubmissionsBody = searchBody(
   {
@@ -38,6 +39,7 @@ export const submissionsSearchRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceD
   app.post(
     '/signups/:signupFormId/submissions/search',
     {
+      ...presentedAnswers(app),
       config: { right: 'signups:read' },
       preValidation: async (request) => {
         request.body ??= {};

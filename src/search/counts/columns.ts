@@ -300,6 +300,12 @@ export class Column {
     return this.hayBytes.compare(bytes, 0, bytes.length, this.segmentStart[segment]! + 1, this.segmentEnd(segment));
   }
 
+  /** The first six bytes of the text at a position as one number (see textPrefixOf); NaN when it holds none. */
+  textPrefixAt(position: number): number {
+    const segment = this.haySegment[position] ?? -1;
+    return segment < 0 ? Number.NaN : this.textPrefix(segment);
+  }
+
   /** A segment's first six bytes as one number (see textPrefixOf). */
   private textPrefix(segment: number): number {
     const start = this.segmentStart[segment]! + 1;

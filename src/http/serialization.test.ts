@@ -1,0 +1,58 @@
+import { Type } from '@sinclair/typebox';
+import Fastify from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { presentedAnswers } from './serialization.js';
+
+/**
+ * A route whose answers JSON.stringify writes: under the tests, each answer is checked against its
+ * schema, so a presenter that adds a field or a value of the wrong type fails the request instead
+ * of reaching a client (fast-json-stringify would have dropped the one and coerced the other).
+ */
+describe('answers written by JSON.stringify', () => {
+  async function serve(answer: unknown) {
+    const app = Fastify();
+    app.addSchema(Type.Object({ hasNextPage: Type.Boolean() }, { $id: 'Paging' }));
+    app.get(
+      '/page',
+      {
+        ...presentedAnswers(app),
+        schema: {
+          response: {
+            200: Type.Object({
+              results: Type.Array(Type.Object({ id: Type.String(), tags: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number()])) })),
+              paging: Type.Ref('Paging'),
+            }),
+          },
+        },
+      },
+      async () => answer,
+    );
+    const response = await app.inject({ method: 'GET', url: '/page' });
+    await app.close();
+    return response;
+  }
+
+  const exact = { results: [{ id: 'a', tags: { x: 'y', n: 2 } }], paging: { hasNextPage: false } };
+
+  it('writes an answer that is exactly its schema as it is', async () => {
+    const response = await serve(exact);
+    expect(response.statusCode).toBe(200);
+    expect(response.body).toBe(JSON.stringify(exact));
+  });
+
+  it('fails an answer with a field its schema does not name, at any depth, also in a shared schema', async () => {
+    for (const answer of [
+      { ...exact, countedBy: 'counts' },
+      { ...exact, results: [{ id: 'a', tags: {}, person_no: 7 }] },
+      { ...exact, paging: { hasNextPage: false, sort_key: 'x' } },
+    ]) {
+      expect((await serve(answer)).statusCode, JSON.stringify(answer)).toBe(500);
+    }
+  });
+
+  it('fails a value of the wrong type, and a missing field', async () => {
+    expect((await serve({ ...exact, results: [{ id: 1, tags: {} }] })).statusCode).toBe(500);
+    expect((await serve({ ...exact, results: [{ id: 'a', tags: { x: true } }] })).statusCode).toBe(500);
+    expect((await serve({ results: [] })).statusCode).toBe(500);
+  });
+});
