@@ -40,6 +40,18 @@ describe('choosePage', () => {
     expect(choosePage(statements('person'), matches(300), 25)).toEqual({ path: 'bounded', personNos: bound });
   });
 
+  it("bounds a person's value first when the walk passes more rows than the bound costs", () => {
+    const byPerson = { ...statements('person'), walks: 'person' as const };
+    // 35,000 matches of 1,000,000 people: 1000 rows walk some 28,600 people, more than bounding
+    // 35,000 matches and listing 1,001 rows costs (16,400 walked rows' worth); 25 rows walk 743.
+    expect(choosePage(byPerson, matches(35_000), 1000)).toEqual({ path: 'bounded', personNos: bound });
+    expect(choosePage(byPerson, matches(35_000), 25)).toEqual({ path: 'walk' });
+    // 347,000 matches: 1000 rows walk 2,900 people, less than the bound costs.
+    expect(choosePage(byPerson, matches(347_000), 1000)).toEqual({ path: 'walk' });
+    // Refused, the bound gives way to the walk.
+    expect(choosePage(byPerson, matches(35_000, null), 1000)).toEqual({ path: 'walk' });
+  });
+
   it('lists the matches when nothing bounds them and they are few enough, else reads by the filter', () => {
     expect(choosePage(statements(), matches(300), 25)).toEqual({ path: 'list' });
     expect(choosePage(statements('person'), matches(300, null), 25)).toEqual({ path: 'list' });

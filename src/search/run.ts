@@ -167,14 +167,26 @@ export type PagePath = 'filter' | 'list' | 'bounded' | 'walk' | 'none';
 const WALKED_ROWS_PER_LISTED_MATCH = 2;
 
 /**
+ * Bounding a sort by a person's value (Matches.bounded) visits every match in process, about this
+ * many in the time PostgreSQL walks one row of the sort's index and tests it; and then lists the
+ * page's rows by person number, each costing about WALKED_ROWS_PER_BOUNDED_ROW walked rows. Both
+ * were read off the search bench (1,000,000 people, 8 clients, walked against bounded):
+ * POST /people/search a (347,000 matches), 25 rows: 19 against 39 ms, 1000 rows: 157 against 183;
+ * E1 a (35,000 matches, a walk of 28,600 people for 1000 rows): 263 against 153; E1 h 1000 rows:
+ * 314 against 149; E1 a 25 rows (a walk of 743): 27 against 31, a near tie, which the second
+ * constant, set high, leaves to the walk.
+ */
+const BOUNDED_MATCHES_PER_WALKED_ROW = 90;
+const WALKED_ROWS_PER_BOUNDED_ROW = 16;
+
+/**
  * How a page counted in process reads its rows: walking the sort's index and keeping the matches
  * when that passes few rows; else listing only the matches that can be on the page when the counts
  * hold the sort's values (`bounded`); else listing the matches when they are few enough, and
  * otherwise in sort order by the filter itself, which then meets its rows soon enough. For a
- * person's value a walk goes first: finding the bound visits every match, which cost more than the
- * walk it would save (1,000,000 people, 8 clients, walked against bounded first: people g 58 ms
- * against 162; E1 a 46 against 77, E1 c 57 against 189, people c 50 against 90). For a
- * participant's value the bound goes first (E1 b, SCHEDULED by session: 137 ms walked, 71 bounded).
+ * person's value the bound goes first when the walk would pass more rows than the bound costs
+ * (above). For a participant's value the bound goes first (E1 b, SCHEDULED by session: 137 ms
+ * walked, 71 bounded).
  */
 export function choosePage(
   statements: Pick<SearchStatements, 'pageAmong' | 'pageWalking' | 'walks' | 'sortBound'>,
@@ -185,13 +197,15 @@ export function choosePage(
     const personNos = statements.sortBound && statements.pageAmong ? matches.bounded(statements.sortBound) : undefined;
     return personNos && personNos.length <= PAGE_AMONG_LIMIT ? { path: 'bounded' as const, personNos } : undefined;
   };
+  const walked = statements.pageWalking && statements.walks ? ((size + 1) * (statements.walks === 'person' ? matches.people : matches.rows)) / matches.total : undefined;
   // A participant's value goes the other way: walking a study's rows in, say, session order meets
   // the filter's matches late when the two go together (SCHEDULED participants have the future
-  // sessions), which the estimate below cannot see; bounding passes over the study's rows once.
-  const boundFirst = statements.sortBound?.column.source === 'participant';
+  // sessions), which the estimate cannot see; bounding passes over the study's rows once.
+  const boundFirst =
+    statements.sortBound?.column.source === 'participant' ||
+    (walked !== undefined && walked > matches.total / BOUNDED_MATCHES_PER_WALKED_ROW + WALKED_ROWS_PER_BOUNDED_ROW * (size + 1));
   const first = boundFirst ? bounded() : undefined;
   if (first) return first;
-  const walked = statements.pageWalking && statements.walks ? ((size + 1) * (statements.walks === 'person' ? matches.people : matches.rows)) / matches.total : undefined;
   const walks = walked !== undefined && walked <= WALKED_ROWS_PER_LISTED_MATCH * matches.total;
   if (walks) return { path: 'walk' };
   const second = boundFirst ? undefined : bounded();
