@@ -69,8 +69,12 @@ export async function presentPeople(db: Kysely<DB>, workspaceId: string, rows: r
   }
   return rows.map((row) => {
     const name = joinName(row.first_name, row.last_name);
-    const properties: Record<string, PropertyValue> = {};
-    for (const [id, value] of Object.entries(row.properties)) properties[id] = personalProperties.has(id) ? MASKED_TEXT : value;
+    // Each row's values are its own (parsed for it): copied only to mask some.
+    let properties: Record<string, PropertyValue> = row.properties;
+    if (personalProperties.size > 0) {
+      properties = {};
+      for (const [id, value] of Object.entries(row.properties)) properties[id] = personalProperties.has(id) ? MASKED_TEXT : value;
+    }
     return {
       personId: row.person_id,
       email: maskEmail(row.email ?? '', canReadPersonalData),
