@@ -37,6 +37,7 @@ describe('answers written by JSON.stringify', () => {
   it('writes an answer that is exactly its schema as it is', async () => {
     const response = await serve(exact);
     expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(response.body).toBe(JSON.stringify(exact));
   });
 

@@ -629,7 +629,6 @@ function keep<T>(entries: Map<string, T>, key: string, entry: T, most: number): 
   while (entries.size > most) entries.delete(entries.keys().next().value!);
 }
 
-/** The slots of the people whose rows are in `rows` below `rowCount` (rows without a person, slot -1, are skipped). */
 /** A held column a page's bound can read: numbers, date-times or texts in byte order, every value exact. */
 function sortable(held: HeldColumn | undefined): Column | undefined {
   if (!held?.column.exact) return undefined;
@@ -637,6 +636,7 @@ function sortable(held: HeldColumn | undefined): Column | undefined {
   return kind === 'number' || kind === 'micros' || (kind === 'haystack' && held.column.bytewiseOrder) ? held.column : undefined;
 }
 
+/** The slots of the people whose rows are in `rows` below `rowCount` (rows without a person, slot -1, are skipped). */
 function slotsOfRows(rows: Bitset, personSlot: Int32Array, rowCount: number, slots: number): Bitset {
   const bits = Bitset.empty(slots);
   const { words } = rows;
