@@ -41,7 +41,8 @@ export async function findPopulationIdsOf(db: Executor, workspaceId: string, per
   const rows = await db
     .selectFrom('population_members')
     .where('workspace_id', '=', workspaceId)
-    .where('person_id', 'in', personIds)
+    // One array parameter, not one per id: a 1000-row page's ids were 1,000 parameters to bind and plan.
+    .where('person_id', '=', sql<string>`any(cast(${personIds} as text[]))`)
     .select(['person_id', 'population_id'])
     .orderBy('person_id')
     .orderBy('population_id')

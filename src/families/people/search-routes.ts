@@ -5,7 +5,7 @@ import { errorResponse } from '../../http/schemas.js';
 import { catalogue } from '../search-catalogue.js';
 import { searchPeople } from './search.js';
 import { serverTiming } from '../../search/run.js';
-import { presentedAnswers } from '../../http/serialization.js';
+import { pageJson, presentedAnswers, sendJson } from '../../http/serialization.js';
 import { MAX_FILTERS, MAX_GROUP_LEVEL, searchBody } from '../../search/schemas.js';
 import { PersonList } from './schemas.js';
 
@@ -55,7 +55,7 @@ export const peopleSearchRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }
       const { filter, pageInfo } = request.body;
       const found = await searchPeople(requestContext(deps, request), deps.cursors, filter, { startCursor: pageInfo?.startCursor, size: pageInfo?.size ?? 25 });
       void reply.header('server-timing', serverTiming(found.countedBy, startedAt, found.pagePath));
-      return { results: found.results, total: found.total, pageInfo: found.pageInfo };
+      return sendJson(reply, pageJson(found.results, found.total, found.pageInfo));
     },
   );
 };

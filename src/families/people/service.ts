@@ -59,39 +59,79 @@ const joinName = (firstName: string | null, lastName: string | null) => [firstNa
  * flagged isPII or isPHI masked. Rows are presented in the order given.
  */
 export async function presentPeople(db: Kysely<DB>, workspaceId: string, rows: readonly PresentablePerson[], canReadPersonalData: boolean): Promise<Person[]> {
-  if (rows.length === 0) return [];
-  const personIds = rows.map((row) => row.person_id);
-  const populations = await queries.findPopulationIdsOf(db, workspaceId, personIds);
-  let personalProperties = new Set<string>();
-  if (!canReadPersonalData) {
-    const catalogue = await loadPropertyCatalogue(db, workspaceId);
-    personalProperties = new Set([...catalogue.values()].filter((property) => property.isPersonalData).map((property) => property.propertyId));
-  }
+  const { populations, personalProperties } = await presentationContext(db, workspaceId, rows, canReadPersonalData);
   return rows.map((row) => {
-    const name = joinName(row.first_name, row.last_name);
     // Each row's values are its own (parsed for it): copied only to mask some.
     let properties: Record<string, PropertyValue> = row.properties;
     if (personalProperties.size > 0) {
       properties = {};
       for (const [id, value] of Object.entries(row.properties)) properties[id] = personalProperties.has(id) ? MASKED_TEXT : value;
     }
-    return {
-      personId: row.person_id,
-      email: maskEmail(row.email ?? '', canReadPersonalData),
-      firstName: maskText(row.first_name, canReadPersonalData),
-      lastName: maskText(row.last_name, canReadPersonalData),
-      name: maskText(name, canReadPersonalData),
-      phone: maskText(row.phone, canReadPersonalData),
-      additionalEmails: row.additional_emails.map((email) => maskEmail(email, canReadPersonalData)),
-      additionalPhones: row.additional_phones.map((phone) => maskText(phone, canReadPersonalData)),
-      isOptedOut: row.is_opted_out,
-      contactStatus: row.contact_status,
-      populationIds: populations.get(row.person_id) ?? [],
-      properties,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    };
+    return { ...personFields(row, populations, canReadPersonalData), properties };
   });
+}
+
+/** The people columns a page's Person is written from (writePeopleJson): `properties` as its JSON text, which is never parsed. */
+export const personJsonColumns = [...presentedPersonColumns.filter((column) => column !== 'properties'), 'properties_json'] as const;
+
+export type PersonJsonRow = Omit<PresentablePerson, 'properties'> & { properties_json: string };
+
+/**
+ * People rows as the JSON text of their Person responses, presented as presentPeople presents
+ * them. Property values are written as PostgreSQL gave them: a 1000-row page's values were most of
+ * its objects, each parsed by the driver, copied into the answer and written again by
+ * JSON.stringify. They are parsed only for a row holding a value to mask.
+ */
+export async function writePeopleJson(db: Kysely<DB>, workspaceId: string, rows: readonly PersonJsonRow[], canReadPersonalData: boolean): Promise<string[]> {
+  const { populations, personalProperties } = await presentationContext(db, workspaceId, rows, canReadPersonalData);
+  const personalKeys = [...personalProperties].map((id) => JSON.stringify(id));
+  return rows.map((row) => {
+    let properties = row.properties_json;
+    // A row naming no personal property (as a key or a text) has none to mask.
+    if (personalKeys.some((key) => properties.includes(key))) {
+      const values = JSON.parse(properties) as Record<string, PropertyValue>;
+      for (const id of Object.keys(values)) if (personalProperties.has(id)) values[id] = MASKED_TEXT;
+      properties = JSON.stringify(values);
+    }
+    const fields = JSON.stringify(personFields(row, populations, canReadPersonalData));
+    return `${fields.slice(0, -1)},"properties":${properties}}`;
+  });
+}
+
+/** What presenting these rows needs beyond them: their population ids, and the properties whose values the token may not read. */
+async function presentationContext(db: Kysely<DB>, workspaceId: string, rows: readonly Pick<PersonRow, 'person_id'>[], canReadPersonalData: boolean) {
+  if (rows.length === 0) return { populations: new Map<string, string[]>(), personalProperties: new Set<string>() };
+  const populations = await queries.findPopulationIdsOf(
+    db,
+    workspaceId,
+    rows.map((row) => row.person_id),
+  );
+  let personalProperties = new Set<string>();
+  if (!canReadPersonalData) {
+    const catalogue = await loadPropertyCatalogue(db, workspaceId);
+    personalProperties = new Set([...catalogue.values()].filter((property) => property.isPersonalData).map((property) => property.propertyId));
+  }
+  return { populations, personalProperties };
+}
+
+/** A Person's fields but its property values, in the schema's order. */
+function personFields(row: Omit<PresentablePerson, 'properties'>, populations: ReadonlyMap<string, string[]>, canReadPersonalData: boolean): Omit<Person, 'properties'> {
+  const name = joinName(row.first_name, row.last_name);
+  return {
+    personId: row.person_id,
+    email: maskEmail(row.email ?? '', canReadPersonalData),
+    firstName: maskText(row.first_name, canReadPersonalData),
+    lastName: maskText(row.last_name, canReadPersonalData),
+    name: maskText(name, canReadPersonalData),
+    phone: maskText(row.phone, canReadPersonalData),
+    additionalEmails: row.additional_emails.map((email) => maskEmail(email, canReadPersonalData)),
+    additionalPhones: row.additional_phones.map((phone) => maskText(phone, canReadPersonalData)),
+    isOptedOut: row.is_opted_out,
+    contactStatus: row.contact_status,
+    populationIds: populations.get(row.person_id) ?? [],
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
 }
 
 const presentOne = async (context: CallContext, db: Kysely<DB>, row: PersonRow) => (await presentPeople(db, context.workspaceId, [row], context.canReadPersonalData))[0]!;
