@@ -26,6 +26,7 @@ import * as peopleEmailKey from './20261129000000_people_email_key.js';
 import * as storedSortKeys from './20261130000000_stored_sort_keys.js';
 import * as participantSortKeys from './20261130100000_participant_sort_keys.js';
 import * as participantPersonNo from './20261201000000_participant_person_no.js';
+import * as walksHoldPersonNo from './20261202000000_walks_hold_person_no.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
 export const migrations: Record<string, Migration> = {
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   '20261130000000_stored_sort_keys': storedSortKeys,
   '20261130100000_participant_sort_keys': participantSortKeys,
   '20261201000000_participant_person_no': participantPersonNo,
+  '20261202000000_walks_hold_person_no': walksHoldPersonNo,
 };

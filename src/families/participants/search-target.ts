@@ -21,6 +21,13 @@ export function participantsTarget(workspaceId: string, studyId: string): Search
     columns: sql`pt.*`,
     groups: everyGroup,
     optionalGroups: ['INCENTIVE'],
-    countedOver: { studyId, personNo: sql`p.person_no`, rowPersonNo: sql`pt.person_no` },
+    countedOver: {
+      studyId,
+      personNo: sql`p.person_no`,
+      rowPersonNo: sql`pt.person_no`,
+      // participants_of_study and the session indexes hold person_no (20261202000000_walks_hold_person_no);
+      // the person's being live is the count's to know: its matches are live people's participants.
+      walkAlone: { walks: 'row', from: sql`participants as pt`, where: sql`pt.workspace_id = ${workspaceId} and pt.study_id = ${studyId}` },
+    },
   };
 }

@@ -17,6 +17,11 @@ export function peopleTarget(workspaceId: string): SearchTarget {
     id: sql`p.person_id`,
     columns: sql`p.*`,
     groups: peopleSearchGroups,
-    countedOver: { personNo: sql`p.person_no`, rowPersonNo: sql`p.person_no` },
+    countedOver: {
+      personNo: sql`p.person_no`,
+      rowPersonNo: sql`p.person_no`,
+      // people_live and the sort indexes hold person_no (20261202000000_walks_hold_person_no).
+      walkAlone: { walks: 'person', from: sql`people as p`, where: sql`p.workspace_id = ${workspaceId} and p.deleted_at is null` },
+    },
   };
 }
