@@ -146,6 +146,14 @@ export class Column {
   private segmentPosition = new Int32Array(0);
   private segments = 0;
   /**
+   * Each position's text prefix (textPrefixOf: its first six bytes as one number; NaN: no text),
+   * made on the first sort bounded by this haystack and kept with every text set. A bound reads
+   * one per match, in position order: from here that is one read in an array walked forward, from
+   * the haystack three scattered ones (segment, start, bytes): 5.6 ms of a 1000-row page of
+   * 15,500 emails at a million people, under 8 concurrent searches.
+   */
+  private prefixes: Float64Array | undefined;
+  /**
    * A haystack's latest substring results (needle, with a leading NUL for a prefix) by position,
    * most recently used last; each is updated with every value set, so it stays what a scan of the
    * haystack would find. A needle searched again (the next page, another search of the same text)
@@ -186,7 +194,10 @@ export class Column {
         }
         return;
       case 'haystack':
-        if (this.haySegment.length < positions) this.haySegment = enlarge(this.haySegment, positions, -1);
+        if (this.haySegment.length < positions) {
+          this.haySegment = enlarge(this.haySegment, positions, -1);
+          if (this.prefixes) this.prefixes = enlarge(this.prefixes, this.haySegment.length, Number.NaN);
+        }
         return;
       case 'location':
         if (this.latitudes.length < positions) {
@@ -262,7 +273,10 @@ export class Column {
       if (holds) bits[position >>> 5]! |= 1 << (position & 31);
       else bits[position >>> 5]! &= ~(1 << (position & 31));
     }
-    if (text === undefined) return;
+    if (text === undefined) {
+      if (this.prefixes) this.prefixes[position] = Number.NaN;
+      return;
+    }
     const length = Buffer.byteLength(text, 'utf8') + 1;
     if (this.hayEnd + length > this.hayBytes.length || this.segments === this.segmentStart.length) this.compactHay(length);
     this.hayBytes[this.hayEnd] = 0;
@@ -272,6 +286,8 @@ export class Column {
     this.haySegment[position] = this.segments;
     this.segments++;
     this.hayEnd += length;
+    // Once the segment ends where it does: a prefix reads up to its end.
+    if (this.prefixes) this.prefixes[position] = this.textPrefix(this.segments - 1);
   }
 
   /** Whether a haystack holds a text at a position. */
@@ -285,25 +301,33 @@ export class Column {
    * call into Buffer.compare (whose checks cost some 0.3 µs a call).
    */
   compareTexts(a: number, b: number): number {
+    const prefixes = this.textPrefixAt(a) - this.textPrefixAt(b);
+    if (prefixes !== 0) return prefixes;
     const segmentA = this.haySegment[a]!;
     const segmentB = this.haySegment[b]!;
-    const prefixes = this.textPrefix(segmentA) - this.textPrefix(segmentB);
-    if (prefixes !== 0) return prefixes;
     return this.hayBytes.compare(this.hayBytes, this.segmentStart[segmentB]! + 1, this.segmentEnd(segmentB), this.segmentStart[segmentA]! + 1, this.segmentEnd(segmentA));
   }
 
   /** The text at a position (held) compared with `bytes` as bytes, in place; `prefix` is textPrefixOf(bytes). */
   compareTextWith(position: number, bytes: Buffer, prefix: number): number {
-    const segment = this.haySegment[position]!;
-    const prefixes = this.textPrefix(segment) - prefix;
+    const prefixes = this.textPrefixAt(position) - prefix;
     if (prefixes !== 0) return prefixes;
+    const segment = this.haySegment[position]!;
     return this.hayBytes.compare(bytes, 0, bytes.length, this.segmentStart[segment]! + 1, this.segmentEnd(segment));
   }
 
   /** The first six bytes of the text at a position as one number (see textPrefixOf); NaN when it holds none. */
   textPrefixAt(position: number): number {
-    const segment = this.haySegment[position] ?? -1;
-    return segment < 0 ? Number.NaN : this.textPrefix(segment);
+    return (this.prefixes ?? this.holdPrefixes())[position] ?? Number.NaN;
+  }
+
+  private holdPrefixes(): Float64Array {
+    const prefixes = new Float64Array(this.haySegment.length);
+    for (let position = 0; position < prefixes.length; position++) {
+      const segment = this.haySegment[position]!;
+      prefixes[position] = segment < 0 ? Number.NaN : this.textPrefix(segment);
+    }
+    return (this.prefixes = prefixes);
   }
 
   /** A segment's first six bytes as one number (see textPrefixOf). */
