@@ -62,6 +62,24 @@ describe('Column: codes', () => {
     expect(matching(column.test.code(codes(column, ['a'])), 200)).toEqual([1, 150]);
   });
 
+  it('keeps every code exact as its values pass 255 and 65,535 (codes held in one byte, then two, then four)', () => {
+    // 70,000 distinct values, each at two positions: the first and the last word of positions.
+    const size = 140_000;
+    const column = new Column('codes');
+    column.grow(size);
+    for (let value = 0; value < 70_000; value++) {
+      column.set(value, `v${value}`);
+      column.set(size - 1 - value, `v${value}`);
+    }
+    for (const value of [0, 254, 255, 256, 65_534, 65_535, 65_536, 69_999]) {
+      expect(column.dictionary.get(`v${value}`)).toBe(value + 1);
+      expect(matching(column.test.code(codes(column, [`v${value}`])), size)).toEqual([value, size - 1 - value]);
+      const bits = column.codesBitset(codes(column, [`v${value}`]), size);
+      expect(bits.count()).toBe(2);
+      expect([bits.has(value), bits.has(size - 1 - value)]).toEqual([true, true]);
+    }
+  });
+
   it('holds what it is given as text (numbers read as text)', () => {
     const column = columnOf('codes', [12, '12']);
     expect(column.dictionary.get('12')).toBe(1);
