@@ -114,7 +114,7 @@ async function presentationContext(db: Kysely<DB>, workspaceId: string, rows: re
   return { populations, personalProperties };
 }
 
-/** A Person's fields but its property values, in the schema's order. */
+/** A Person's fields but its property values (which both presenters add after them: JSON's order is no part of the answer). */
 function personFields(row: Omit<PresentablePerson, 'properties'>, populations: ReadonlyMap<string, string[]>, canReadPersonalData: boolean): Omit<Person, 'properties'> {
   const name = joinName(row.first_name, row.last_name);
   return {
