@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type SqlBool, sql } from 'kysely';
 import { ascendingId, type GroupAvailability } from '../../search/compile.js';
 import type { SearchTarget } from '../../search/run.js';
 
@@ -10,18 +10,21 @@ export const byPersonId = ascendingId(sql`p.person_id`, 'person');
 
 /** POST /people/search: the live people of the workspace. */
 export function peopleTarget(workspaceId: string): SearchTarget {
+  const people = sql`people as p`;
+  const where = sql<SqlBool>`p.workspace_id = ${workspaceId} and p.deleted_at is null`;
   return {
     scope: `people-search:${workspaceId}`,
-    from: () => sql`people as p`,
-    where: sql`p.workspace_id = ${workspaceId} and p.deleted_at is null`,
+    from: () => people,
+    where,
     id: sql`p.person_id`,
     columns: sql`p.*`,
     groups: peopleSearchGroups,
     countedOver: {
       personNo: sql`p.person_no`,
       rowPersonNo: sql`p.person_no`,
-      // people_live and the sort indexes hold person_no (20261202000000_walks_hold_person_no).
-      walkAlone: { walks: 'person', from: sql`people as p`, where: sql`p.workspace_id = ${workspaceId} and p.deleted_at is null` },
+      // The target's rows are people alone, walked in people_live and the sort indexes, which hold
+      // person_no (20261202000000_walks_hold_person_no).
+      walkAlone: { walks: 'person', from: people, where },
     },
   };
 }
