@@ -7,7 +7,7 @@ import { type Catalogue, type CompileContext, loadCustomProperties } from './cat
 import { compileRootFilter, type CompiledSearch, type GroupAvailability, namedPropertyIds, type SortKey } from './compile.js';
 import type { PropertyGroup } from './names.js';
 import type { RootFilter } from './schemas.js';
-import { type CountedBy, type CountPlan, type Matches, planCount, type SearchCounts, type SortBound, sortColumnOf } from './counts/index.js';
+import { type BoundedMatches, type BoundedTie, type CountedBy, type CountPlan, everyBounded, type Matches, planCount, type SearchCounts, type SortBound, sortColumnOf } from './counts/index.js';
 import type { MemberBitmap } from './member-bitmap.js';
 
 /** Who searches, and when: the parts of a call the search needs. */
@@ -150,6 +150,8 @@ export interface SearchStatements {
    * found in the page's snapshot, standing in for the filter's condition (countedOver targets).
    */
   pageAmong?: (personNos: Int32Array) => RawBuilder<unknown>;
+  /** The same page, of the matches a sort by a held column can reach (Matches.bounded): its ties read by row id, from the index alone. */
+  pageBounded?: (bounded: BoundedMatches) => RawBuilder<unknown>;
   /**
    * The same page again, walking the index that serves the sort (sort.walkable) and keeping the
    * rows whose person is in `members`, a bitmap of the matches: for many matches, where listing
@@ -196,13 +198,14 @@ const WALKED_ROWS_PER_BOUNDED_ROW = 16;
  * walked, 71 bounded).
  */
 export function choosePage(
-  statements: Pick<SearchStatements, 'pageAmong' | 'pageWalking' | 'walks' | 'sortBound'>,
+  statements: Pick<SearchStatements, 'pageBounded' | 'pageAmong' | 'pageWalking' | 'walks' | 'sortBound'>,
   matches: Matches,
   size: number,
-): { path: Exclude<PagePath, 'none'>; personNos?: Int32Array } {
+): { path: Exclude<PagePath, 'none'>; bounded?: BoundedMatches } {
   const bounded = () => {
-    const personNos = statements.sortBound && statements.pageAmong ? matches.bounded(statements.sortBound) : undefined;
-    return personNos && personNos.length <= PAGE_AMONG_LIMIT ? { path: 'bounded' as const, personNos } : undefined;
+    const found = statements.sortBound && statements.pageBounded ? matches.bounded(statements.sortBound) : undefined;
+    const listed = found && found.listed.length + found.ties.reduce((sum, tie) => sum + tie.personNos.length, 0);
+    return found && listed! <= PAGE_AMONG_LIMIT ? { path: 'bounded' as const, bounded: found } : undefined;
   };
   const walked = statements.pageWalking && statements.walks ? ((size + 1) * (statements.walks === 'person' ? matches.people : matches.rows)) / matches.total : undefined;
   // A participant's value goes the other way: walking a study's rows in, say, session order meets
@@ -229,6 +232,9 @@ export function choosePage(
  * filter; listing the numbers, and planning over them, would cost more.
  */
 export const PAGE_AMONG_LIMIT = 50_000;
+
+/** Person numbers as one int4[] parameter, sent as its text. */
+const int4Array = (personNos: Int32Array) => sql`cast(${`{${personNos.join(',')}}`} as int4[])`;
 
 /** The Server-Timing header of a search response: how its total was counted, how long the request took so far, and how its page found its rows. */
 export const serverTiming = (countedBy: CountedBy, startedAt: number, pagePath: PagePath) =>
@@ -302,7 +308,38 @@ export async function compileSearch(call: SearchCall, target: SearchTarget, filt
   };
   const pageAmong =
     countPlan && countedOver
-      ? (personNos: Int32Array) => pageOfMatches(sql<SqlBool>`${countedOver.personNo} = any (cast(${`{${personNos.join(',')}}`} as int4[]))`)
+      ? (personNos: Int32Array) => pageOfMatches(sql<SqlBool>`${countedOver.personNo} = any (${int4Array(personNos)})`)
+      : undefined;
+  const pageBounded =
+    pageAmong && countedOver
+      ? (bounded: BoundedMatches) => {
+          const alone = countedOver.walkAlone;
+          if (bounded.ties.length === 0 || !alone) return pageAmong(everyBounded(bounded));
+          // Each tie's first rows by id (past the position's id, at the position's value), from an
+          // index in id order that holds person_no (walkAlone): no row read for its sort key.
+          const personNo = alone.walks === 'person' ? countedOver.personNo : countedOver.rowPersonNo;
+          const idBeyond = sql.raw(sort.direction === 'ASC' ? '>' : '<');
+          const rows = sql.lit(page.size + 1);
+          const walk = (tie: BoundedTie, condition: RawBuilder<unknown>) => sql`
+              select ${personNo} from ${alone.from}
+              where ${alone.where} and ${personNo} = any (${int4Array(tie.personNos)})${condition}
+              order by ${target.id} ${direction}
+              limit ${rows}`;
+          const atPosition = bounded.ties.find((tie) => tie.atPosition);
+          const atLimit = bounded.ties.find((tie) => !tie.atPosition);
+          const parts = [sql`select unnest(${int4Array(bounded.listed)})`];
+          if (atPosition) parts.push(sql`select * from at_position`);
+          // The position's value is the least past it: when its ties past the position's id fill
+          // the page, the limit's cannot be on it, and are not walked (a one-time filter).
+          if (atLimit) parts.push(sql`(${walk(atLimit, atPosition ? sql` and (select count(*) from at_position) < ${rows}` : sql``)})`);
+          // One array of the listed and the walked, compared as a bare parameter: under row-level
+          // security only a leakproof condition reaches an index, and array_cat() is not one (the
+          // page read all 1,000,000 people).
+          const candidates = sql`array(
+            ${atPosition ? sql`with at_position as (${walk(atPosition, start ? sql` and ${target.id} ${idBeyond} ${start.id}` : sql``)})` : sql``}
+            ${sql.join(parts, sql` union all `)})`;
+          return pageOfMatches(sql<SqlBool>`${countedOver.personNo} = any (${candidates})`);
+        }
       : undefined;
   const walks = sort.walkable;
   const pageWalking =
@@ -334,6 +371,7 @@ export async function compileSearch(call: SearchCall, target: SearchTarget, filt
     now,
     ...(countPlan ? { countPlan } : {}),
     ...(pageAmong ? { pageAmong } : {}),
+    ...(pageBounded ? { pageBounded } : {}),
     ...(pageWalking ? { pageWalking, walks } : {}),
     ...(sortBound ? { sortBound } : {}),
   };
@@ -361,7 +399,7 @@ export async function runSearch<Row>(call: SearchCall, target: SearchTarget, fil
             pagePath === 'walk'
               ? statements.pageWalking!(matches.bitmap())
               : pagePath === 'bounded'
-                ? statements.pageAmong!(chosen.personNos!)
+                ? statements.pageBounded!(chosen.bounded!)
                 : pagePath === 'list'
                   ? statements.pageAmong!(matches.personNos())
                   : pageStatement;

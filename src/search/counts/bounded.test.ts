@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../seed/demo-people.js';
 import { Bitset } from './bitset.js';
 import { Column } from './columns.js';
-import { boundedPersonNos, timestampMicros } from './index.js';
+import { type BoundedMatches, boundedPersonNos as boundedMatches, everyBounded, timestampMicros } from './index.js';
+
+/** Every person number a bound lists or ties, or undefined when it refuses. */
+const boundedPersonNos = (...args: Parameters<typeof boundedMatches>) => {
+  const found = boundedMatches(...args);
+  return found && everyBounded(found);
+};
 
 /**
  * boundedPersonNos against the page itself: for random values (ties, no values, negatives), random
@@ -36,8 +42,9 @@ describe('the matches a page sorted by a held number can take', () => {
   function page(values: (number | null)[], matched: Bitset, direction: 'ASC' | 'DESC', rows: number, after?: { value: number; slot: number }) {
     const sign = direction === 'ASC' ? 1 : -1;
     const key = (slot: number) => (values[slot] === null ? Number.POSITIVE_INFINITY : sign * values[slot]!);
-    const ordered = [...matched.slots()].sort((a, b) => key(a) - key(b) || a - b);
-    const past = after ? ordered.filter((slot) => key(slot) > sign * after.value || (key(slot) === sign * after.value && slot > after.slot)) : ordered;
+    // Ties in the id's order in the sort's direction, as SQL's `order by key desc, id desc`.
+    const ordered = [...matched.slots()].sort((a, b) => key(a) - key(b) || sign * (a - b));
+    const past = after ? ordered.filter((slot) => key(slot) > sign * after.value || (key(slot) === sign * after.value && sign * (slot - after.slot) > 0)) : ordered;
     return past.slice(0, rows);
   }
 
@@ -113,14 +120,54 @@ describe('the matches a page sorted by a held number can take', () => {
     expect(boundedPersonNos(matched, personNoOf, column, { column: numbers, direction: 'ASC', rows: people + 1 })).toBeUndefined();
   });
 
-  it('keeps every tie of the page’s last value, whatever its row order', () => {
+  it('keeps every tie of the page’s last value, whatever its row order: listed when the page could read them all, as a tie when more', () => {
     const column = new Column('number');
     column.grow(6);
     ['1', '2', '2', '2', null, '3'].forEach((value, slot) => column.set(slot, value));
     const matched = Bitset.full(6);
-    expect([...boundedPersonNos(matched, personNoOf, column, { column: numbers, direction: 'ASC', rows: 2 })!]).toEqual([1000, 1003, 1006, 1009]);
-    expect([...boundedPersonNos(matched, personNoOf, column, { column: numbers, direction: 'DESC', rows: 2 })!]).toEqual([1003, 1006, 1009, 1015]);
-    expect([...boundedPersonNos(matched, personNoOf, column, { column: numbers, direction: 'ASC', rows: 1, after: '2' })!]).toEqual([1003, 1006, 1009, 1015]);
+    const tied = Int32Array.from([1003, 1006, 1009]);
+    expect(boundedMatches(matched, personNoOf, column, { column: numbers, direction: 'ASC', rows: 2 })).toEqual({ listed: Int32Array.from([1000]), ties: [{ personNos: tied, atPosition: false }] });
+    expect(boundedMatches(matched, personNoOf, column, { column: numbers, direction: 'DESC', rows: 2 })).toEqual({ listed: Int32Array.from([1015]), ties: [{ personNos: tied, atPosition: false }] });
+    expect(boundedMatches(matched, personNoOf, column, { column: numbers, direction: 'ASC', rows: 3 })).toEqual({ listed: Int32Array.from([1000, 1003, 1006, 1009]), ties: [] });
+    expect(boundedMatches(matched, personNoOf, column, { column: numbers, direction: 'ASC', rows: 1, after: '2' })).toEqual({
+      listed: Int32Array.from([1015]),
+      ties: [{ personNos: tied, atPosition: true }],
+    });
+  });
+
+  /**
+   * The page run.ts reads from a bound: the listed matches, and of each tie its first `rows` by
+   * row id in the page's direction (past the position's id for the position's own value).
+   */
+  function readAsSql(bounded: BoundedMatches, direction: 'ASC' | 'DESC', rows: number, after?: { slot: number }): Bitset {
+    const read = Bitset.empty(people);
+    const slotOf = (personNo: number) => (personNo - 1000) / 3;
+    for (const personNo of bounded.listed) read.add(slotOf(personNo));
+    const beyond = (slot: number) => after === undefined || (direction === 'ASC' ? slot > after.slot : slot < after.slot);
+    for (const tie of bounded.ties) {
+      const slots = [...tie.personNos].map(slotOf).filter((slot) => !tie.atPosition || beyond(slot));
+      slots.sort((a, b) => (direction === 'ASC' ? a - b : b - a));
+      for (const slot of slots.slice(0, rows)) read.add(slot);
+    }
+    return read;
+  }
+
+  it('reads the same page from its ties, taken by row id, as from every match', () => {
+    let tied = 0;
+    for (let seed = 1; seed <= 300; seed++) {
+      const { random, column, values, matched } = setUp(seed);
+      const direction = random() < 0.5 ? 'ASC' : 'DESC';
+      const rows = 1 + Math.floor(random() * 12);
+      const withValue = [...matched.slots()].filter((slot) => values[slot] !== null);
+      const start = random() < 0.7 ? withValue[Math.floor(random() * withValue.length)] : undefined;
+      const after = start === undefined ? undefined : { value: values[start]!, slot: start };
+      const bounded = boundedMatches(matched, personNoOf, column, { column: numbers, direction, rows, ...(after ? { after: String(after.value) } : {}) });
+      if (!bounded) continue;
+      if (bounded.ties.length > 0) tied++;
+      for (const tie of bounded.ties) expect(tie.personNos.length).toBeGreaterThan(rows);
+      expect(page(values, readAsSql(bounded, direction, rows, after), direction, rows, after), `seed ${seed}`).toEqual(page(values, matched, direction, rows, after));
+    }
+    expect(tied).toBeGreaterThan(50);
   });
 
   it('reads a date-time position as PostgreSQL writes it, in microseconds as the counts hold date-times', () => {
@@ -135,7 +182,7 @@ describe('the matches a page sorted by a held number can take', () => {
     const base = Date.UTC(2026, 10, 20, 10) * 1000;
     [base, base + 1, base + 2, null].forEach((micros, slot) => column.set(slot, micros === null ? null : String(micros)));
     const listed = boundedPersonNos(Bitset.full(4), personNoOf, column, { column: { kind: 'micros' }, direction: 'DESC', rows: 1, after: '2026-11-20 10:00:00.000002+00' });
-    expect([...listed!]).toEqual([1003, 1006]);
+    expect([...listed!].sort()).toEqual([1003, 1006]);
   });
 
   it('bounds a sort by texts in their bytes’ order, as a C collation sorts them', () => {
