@@ -49,7 +49,7 @@ export interface SearchTarget {
     studyId?: string;
     /** The person's person_no (people_by_number finds a person by it): a page of a few matches is read by these numbers (see pageAmong). */
     personNo: RawBuilder<unknown>;
-    /** The same number on the searched row itself, which a walk of the row's own index tests without reading the person (see pageWalking). */
+    /** The same number on the searched row itself, which a walk of the row's own index tests without reading the person (see pageWalking); personNo itself when the rows are people. */
     rowPersonNo: RawBuilder<unknown>;
     /**
      * The searched rows alone, without their joins, for walks of this kind: each index a walk of
@@ -313,18 +313,22 @@ export async function compileSearch(call: SearchCall, target: SearchTarget, filt
   const pageBounded =
     pageAmong && countedOver
       ? (bounded: BoundedMatches) => {
-          const alone = countedOver.walkAlone;
-          if (bounded.ties.length === 0 || !alone) return pageAmong(everyBounded(bounded));
-          // Each tie's first rows by id (past the position's id, at the position's value), from an
-          // index in id order that holds person_no (walkAlone): no row read for its sort key.
-          const personNo = alone.walks === 'person' ? countedOver.personNo : countedOver.rowPersonNo;
+          if (bounded.ties.length === 0) return pageAmong(everyBounded(bounded));
+          // Each tie's first rows by id (past the position's id, at the position's value), read
+          // with no sort key: by an index in id order that holds the person number (people_live,
+          // participants_of_study) when the tie is wide, by number when it is few (E1: the
+          // person's then, joined to the participant); the planner weighs the two.
           const idBeyond = sql.raw(sort.direction === 'ASC' ? '>' : '<');
           const rows = sql.lit(page.size + 1);
-          const walk = (tie: BoundedTie, condition: RawBuilder<unknown>) => sql`
-              select ${personNo} from ${alone.from}
-              where ${alone.where} and ${personNo} = any (${int4Array(tie.personNos)})${condition}
+          const walk = (tie: BoundedTie, condition: RawBuilder<unknown>) => {
+            const tied = int4Array(tie.personNos);
+            const byPerson = countedOver.personNo === countedOver.rowPersonNo ? sql`` : sql` and ${countedOver.personNo} = any (${tied})`;
+            return sql`
+              select ${countedOver.rowPersonNo} from ${target.from(new Set())}
+              where ${target.where} and ${countedOver.rowPersonNo} = any (${tied})${byPerson}${condition}
               order by ${target.id} ${direction}
               limit ${rows}`;
+          };
           const atPosition = bounded.ties.find((tie) => tie.atPosition);
           const atLimit = bounded.ties.find((tie) => !tie.atPosition);
           const parts = [sql`select unnest(${int4Array(bounded.listed)})`];

@@ -12,6 +12,7 @@ export const byPersonId = ascendingId(sql`p.person_id`, 'person');
 export function peopleTarget(workspaceId: string): SearchTarget {
   const people = sql`people as p`;
   const where = sql<SqlBool>`p.workspace_id = ${workspaceId} and p.deleted_at is null`;
+  const personNo = sql`p.person_no`;
   return {
     scope: `people-search:${workspaceId}`,
     from: () => people,
@@ -20,8 +21,8 @@ export function peopleTarget(workspaceId: string): SearchTarget {
     columns: sql`p.*`,
     groups: peopleSearchGroups,
     countedOver: {
-      personNo: sql`p.person_no`,
-      rowPersonNo: sql`p.person_no`,
+      personNo,
+      rowPersonNo: personNo,
       // The target's rows are people alone, walked in people_live and the sort indexes, which hold
       // person_no (20261202000000_walks_hold_person_no).
       walkAlone: { walks: 'person', from: people, where },
