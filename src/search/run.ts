@@ -7,7 +7,7 @@ import { type Catalogue, type CompileContext, loadCustomProperties } from './cat
 import { compileRootFilter, type CompiledSearch, type GroupAvailability, namedPropertyIds, type SortKey } from './compile.js';
 import type { PropertyGroup } from './names.js';
 import type { RootFilter } from './schemas.js';
-import { type BoundedMatches, type BoundedTie, type CountedBy, type CountPlan, everyBounded, type Matches, planCount, type SearchCounts, type SortBound, sortColumnOf } from './counts/index.js';
+import { type BoundedMatches, boundedSize, type BoundedTie, type CountedBy, type CountPlan, everyBounded, type Matches, planCount, type SearchCounts, type SortBound, sortColumnOf } from './counts/index.js';
 import type { MemberBitmap } from './member-bitmap.js';
 
 /** Who searches, and when: the parts of a call the search needs. */
@@ -150,7 +150,7 @@ export interface SearchStatements {
    * found in the page's snapshot, standing in for the filter's condition (countedOver targets).
    */
   pageAmong?: (personNos: Int32Array) => RawBuilder<unknown>;
-  /** The same page, of the matches a sort by a held column can reach (Matches.bounded): its ties read by row id, from the index alone. */
+  /** The same page, of the matches a sort by a held column can reach (Matches.bounded): the listed by person number, each tie's first rows by row id. */
   pageBounded?: (bounded: BoundedMatches) => RawBuilder<unknown>;
   /**
    * The same page again, walking the index that serves the sort (sort.walkable) and keeping the
@@ -204,8 +204,7 @@ export function choosePage(
 ): { path: Exclude<PagePath, 'none'>; bounded?: BoundedMatches } {
   const bounded = () => {
     const found = statements.sortBound && statements.pageBounded ? matches.bounded(statements.sortBound) : undefined;
-    const listed = found && found.listed.length + found.ties.reduce((sum, tie) => sum + tie.personNos.length, 0);
-    return found && listed! <= PAGE_AMONG_LIMIT ? { path: 'bounded' as const, bounded: found } : undefined;
+    return found && boundedSize(found) <= PAGE_AMONG_LIMIT ? { path: 'bounded' as const, bounded: found } : undefined;
   };
   const walked = statements.pageWalking && statements.walks ? ((size + 1) * (statements.walks === 'person' ? matches.people : matches.rows)) / matches.total : undefined;
   // A participant's value goes the other way: walking a study's rows in, say, session order meets

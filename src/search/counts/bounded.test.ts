@@ -38,6 +38,17 @@ describe('the matches a page sorted by a held number can take', () => {
     return { random, column, values, matched };
   }
 
+  /** setUp's column and matches, and a random page of up to `maxRows` rows, starting after a random row holding a value at chance `fromRow`. */
+  function randomPage(seed: number, maxRows: number, fromRow: number) {
+    const { random, column, values, matched } = setUp(seed);
+    const direction: 'ASC' | 'DESC' = random() < 0.5 ? 'ASC' : 'DESC';
+    const rows = 1 + Math.floor(random() * maxRows);
+    const withValue = [...matched.slots()].filter((slot) => values[slot] !== null);
+    const start = random() < fromRow && withValue.length > 0 ? withValue[Math.floor(random() * withValue.length)]! : undefined;
+    const after = start === undefined ? undefined : { value: values[start]!, slot: start };
+    return { column, values, matched, direction, rows, after };
+  }
+
   /** The page as SQL reads it: no value last (as ±Infinity), then the slot (standing in for the row id), past a position. */
   function page(values: (number | null)[], matched: Bitset, direction: 'ASC' | 'DESC', rows: number, after?: { value: number; slot: number }) {
     const sign = direction === 'ASC' ? 1 : -1;
@@ -52,13 +63,8 @@ describe('the matches a page sorted by a held number can take', () => {
     let bounded = 0;
     let refused = 0;
     for (let seed = 1; seed <= 200; seed++) {
-      const { random, column, values, matched } = setUp(seed);
-      const direction = random() < 0.5 ? 'ASC' : 'DESC';
-      const rows = 1 + Math.floor(random() * 40);
       // Half the pages start after a row of an earlier page (its value, as SQL's text gives it).
-      const withValue = [...matched.slots()].filter((slot) => values[slot] !== null);
-      const start = random() < 0.5 && withValue.length > 0 ? withValue[Math.floor(random() * withValue.length)]! : undefined;
-      const after = start === undefined ? undefined : { value: values[start]!, slot: start };
+      const { column, values, matched, direction, rows, after } = randomPage(seed, 40, 0.5);
       const listed = boundedPersonNos(matched, personNoOf, column, { column: numbers, direction, rows, ...(after ? { after: String(after.value) } : {}) });
       const expected = page(values, matched, direction, rows, after);
       if (!listed) {
@@ -155,12 +161,7 @@ describe('the matches a page sorted by a held number can take', () => {
   it('reads the same page from its ties, taken by row id, as from every match', () => {
     let tied = 0;
     for (let seed = 1; seed <= 300; seed++) {
-      const { random, column, values, matched } = setUp(seed);
-      const direction = random() < 0.5 ? 'ASC' : 'DESC';
-      const rows = 1 + Math.floor(random() * 12);
-      const withValue = [...matched.slots()].filter((slot) => values[slot] !== null);
-      const start = random() < 0.7 ? withValue[Math.floor(random() * withValue.length)] : undefined;
-      const after = start === undefined ? undefined : { value: values[start]!, slot: start };
+      const { column, values, matched, direction, rows, after } = randomPage(seed, 12, 0.7);
       const bounded = boundedMatches(matched, personNoOf, column, { column: numbers, direction, rows, ...(after ? { after: String(after.value) } : {}) });
       if (!bounded) continue;
       if (bounded.ties.length > 0) tied++;

@@ -54,9 +54,12 @@ export interface BoundedTie {
   atPosition: boolean;
 }
 
+/** How many person numbers BoundedMatches holds, listed and tied. */
+export const boundedSize = (bounded: BoundedMatches) => bounded.ties.reduce((sum, tie) => sum + tie.personNos.length, bounded.listed.length);
+
 /** Every person number of BoundedMatches, listed and tied. */
 export function everyBounded(bounded: BoundedMatches): Int32Array {
-  const all = new Int32Array(bounded.listed.length + bounded.ties.reduce((sum, tie) => sum + tie.personNos.length, 0));
+  const all = new Int32Array(boundedSize(bounded));
   all.set(bounded.listed);
   let at = bounded.listed.length;
   for (const tie of bounded.ties) {
