@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../seed/demo-people.js';
 import { Bitset } from './bitset.js';
 import { Column } from './columns.js';
-import { type BoundedMatches, boundedPersonNos as boundedMatches, everyBounded, timestampMicros } from './index.js';
+import { type BoundedMatches, boundedPersonNos as boundedMatches, everyBounded, LeastKeys, selectLeast, timestampMicros } from './index.js';
 
 /** Every person number a bound lists or ties, or undefined when it refuses. */
 const boundedPersonNos = (...args: Parameters<typeof boundedMatches>) => {
@@ -227,5 +227,57 @@ describe('the matches a page sorted by a held number can take', () => {
       }
     }
     expect(bounded).toBeGreaterThan(100);
+  });
+});
+
+/**
+ * LeastKeys against a sort, over offers long enough to fill its buffer many times (its smallest
+ * holds 1,024 keys): ascending, descending (each key entering below the bar), random, and with a
+ * tie at the limit wider than the buffer.
+ */
+describe('the least keys of many offered', () => {
+  const orders = {
+    ascending: (count: number) => Array.from({ length: count }, (_, i) => i),
+    descending: (count: number) => Array.from({ length: count }, (_, i) => count - i),
+    random: (count: number, random: () => number) => Array.from({ length: count }, () => Math.floor(random() * count)),
+    'few values': (count: number, random: () => number) => Array.from({ length: count }, () => Math.floor(random() * 4)),
+  };
+
+  it.each(Object.keys(orders))('keeps the rows least and every key equal to the limit, offered %s', (order) => {
+    const random = seededRandom(order.length).next;
+    for (const [count, rows] of [
+      [10_000, 1],
+      [10_000, 7],
+      [20_000, 1001],
+      [500, 600],
+    ] as const) {
+      const keys = orders[order as keyof typeof orders](count, random);
+      const least = new LeastKeys(rows);
+      keys.forEach((key, slot) => least.offer(key, slot));
+      const kept = least.finish();
+      if (count < rows) {
+        expect(kept).toBeUndefined();
+        continue;
+      }
+      const limit = [...keys].sort((a, b) => a - b)[rows - 1]!;
+      expect(kept!.limit, `${count} keys, ${rows} rows`).toBe(limit);
+      const keptSlots = [...kept!.slots.subarray(0, kept!.count)].filter((slot) => keys[slot]! <= limit).sort((a, b) => a - b);
+      const expected = keys.flatMap((key, slot) => (key <= limit ? [slot] : []));
+      expect(keptSlots, `${count} keys, ${rows} rows`).toEqual(expected);
+      for (let i = 0; i < kept!.count; i++) expect(kept!.keys[i]).toBe(keys[kept!.slots[i]!]);
+    }
+  });
+
+  it('selects the k-th least in place, each slot moving with its key', () => {
+    const random = seededRandom(7).next;
+    for (let round = 0; round < 200; round++) {
+      const count = 1 + Math.floor(random() * 300);
+      const keys = Float64Array.from({ length: count }, () => Math.floor(random() * (round % 2 === 0 ? 10 : 1000)));
+      const slots = Int32Array.from({ length: count }, (_, i) => i);
+      const original = Float64Array.from(keys);
+      const k = Math.floor(random() * count);
+      expect(selectLeast(keys, slots, count, k)).toBe([...original].sort((a, b) => a - b)[k]);
+      for (let i = 0; i < count; i++) expect(keys[i]).toBe(original[slots[i]!]);
+    }
   });
 });

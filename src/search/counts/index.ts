@@ -442,49 +442,6 @@ export function boundedPersonNos(
 }
 
 /**
- * A max-heap of the `rows` least keys offered (numbers; NaN is never offered): once full, most
- * keys cost one comparison with its top, the rows-th least so far.
- */
-class LeastKeys {
-  private readonly heap: Float64Array;
-  size = 0;
-
-  constructor(readonly rows: number) {
-    this.heap = new Float64Array(rows);
-  }
-
-  /** The rows-th least key offered, once `rows` were. */
-  get limit(): number {
-    return this.heap[0]!;
-  }
-
-  offer(key: number): void {
-    const { heap } = this;
-    if (this.size < this.rows) {
-      let at = this.size++;
-      while (at > 0) {
-        const parent = (at - 1) >> 1;
-        if (heap[parent]! >= key) break;
-        heap[at] = heap[parent]!;
-        at = parent;
-      }
-      heap[at] = key;
-    } else if (key < heap[0]!) {
-      let at = 0;
-      for (;;) {
-        const left = 2 * at + 1;
-        if (left >= this.size) break;
-        const child = left + 1 < this.size && heap[left + 1]! > heap[left]! ? left + 1 : left;
-        if (heap[child]! <= key) break;
-        heap[at] = heap[child]!;
-        at = child;
-      }
-      heap[at] = key;
-    }
-  }
-}
-
-/**
  * boundedPersonNos over texts in their bytes' order. A first pass keeps the `rows` least keys of
  * the texts past the position, a key being a text's first six bytes as one number (times `sign`),
  * which orders texts as their bytes do up to ties: the rows-th least key bounds the page. The
@@ -504,11 +461,12 @@ function textsBounded(matched: Bitset, personNoOf: Int32Array, held: Column, sig
     for (let word = words[index]!; word !== 0; word = (word ^ (word & -word)) >>> 0) {
       const slot = (index << 5) + (31 - Math.clz32(word & -word));
       const key = sign * held.textPrefixAt(slot);
-      if (key > afterKey || (key === afterKey && againstAfter(slot) > 0)) least.offer(key);
+      if (key > afterKey || (key === afterKey && againstAfter(slot) > 0)) least.offer(key, slot);
     }
   }
-  if (least.size < rows) return undefined;
-  const limitKey = least.limit;
+  const kept = least.finish();
+  if (!kept) return undefined;
+  const limitKey = kept.limit;
   const personNos: number[] = [];
   /** Past the position, below the limit's key: on the page or before it. */
   let pastBelow = 0;
@@ -537,11 +495,11 @@ function textsBounded(matched: Bitset, personNoOf: Int32Array, held: Column, sig
 }
 
 /**
- * boundedPersonNos over numbers (date-times in microseconds), with a heap of the keys themselves:
- * a test and an order per match as closures reading the column took 2–12 ms a page for 35,000
- * matches of a million; this takes about one. Keys are the values times `sign` (descending is
- * ascending over negated values), and NaN (no value) fails every comparison. A person's column is
- * read at each match's slot; a study's (given `studyRows`, the count's domain) at its row.
+ * boundedPersonNos over numbers (date-times in microseconds). Keys are the values times `sign`
+ * (descending is ascending over negated values), and NaN (no value) fails every comparison. A
+ * person's column is read at each match's slot; a study's (given `studyRows`, the count's domain)
+ * at its row. The matches past the position are offered to a LeastKeys, and those it keeps are
+ * classified against the `rows`-th least key, the limit.
  */
 function numbersBounded(
   matched: Bitset,
@@ -552,42 +510,38 @@ function numbersBounded(
   rows: number,
   studyRows: { slots: Int32Array; rows: Int32Array } | undefined,
 ): BoundedMatches | undefined {
-  // The `rows` least keys strictly past the position.
   const least = new LeastKeys(rows);
-  const offer = (key: number) => {
-    if (key > after) least.offer(key);
-  };
-  const between: number[] = [];
   const atPosition: number[] = [];
-  const atLimit: number[] = [];
-  let limit = Number.NaN;
-  /** A match with its key: kept when the page can reach it, by where its key lies. */
-  const keep = (key: number, personNo: number) => {
-    if (!(key >= after && key <= limit)) return;
-    if (key === after) atPosition.push(personNo);
-    else if (key === limit) atLimit.push(personNo);
-    else between.push(personNo);
-  };
   if (studyRows) {
     const { slots, rows: positions } = studyRows;
-    for (let i = 0; i < slots.length; i++) if (matched.has(slots[i]!)) offer(sign * values[positions[i]!]!);
-    if (least.size < rows) return undefined;
-    limit = least.limit;
-    for (let i = 0; i < slots.length; i++) if (matched.has(slots[i]!)) keep(sign * values[positions[i]!]!, personNoOf[slots[i]!]!);
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i]!;
+      if (!matched.has(slot)) continue;
+      const key = sign * values[positions[i]!]!;
+      if (key > after) least.offer(key, slot);
+      else if (key === after) atPosition.push(personNoOf[slot]!);
+    }
   } else {
     // The bits walked here as forEachSlot walks them, without its callback per match (which took twice as long).
     const words = matched.words;
     for (let index = 0; index < words.length; index++) {
-      for (let word = words[index]!; word !== 0; word = (word ^ (word & -word)) >>> 0) offer(sign * values[(index << 5) + (31 - Math.clz32(word & -word))]!);
-    }
-    if (least.size < rows) return undefined;
-    limit = least.limit;
-    for (let index = 0; index < words.length; index++) {
       for (let word = words[index]!; word !== 0; word = (word ^ (word & -word)) >>> 0) {
         const slot = (index << 5) + (31 - Math.clz32(word & -word));
-        keep(sign * values[slot]!, personNoOf[slot]!);
+        const key = sign * values[slot]!;
+        if (key > after) least.offer(key, slot);
+        else if (key === after) atPosition.push(personNoOf[slot]!);
       }
     }
+  }
+  const kept = least.finish();
+  if (!kept) return undefined;
+  const { keys, slots, count, limit } = kept;
+  const between: number[] = [];
+  const atLimit: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const key = keys[i]!;
+    if (key < limit) between.push(personNoOf[slots[i]!]!);
+    else if (key === limit) atLimit.push(personNoOf[slots[i]!]!);
   }
   // A value held by no more matches than the page reads is listed: walking its ties by id would pass more rows than it lists.
   const ties: BoundedTie[] = [];
@@ -595,10 +549,102 @@ function numbersBounded(
     [atPosition, true],
     [atLimit, false],
   ] as const) {
-    if (tied.length > rows) ties.push({ personNos: Int32Array.from(tied), atPosition: isPosition });
+    if (tied.length > rows) ties.push({ personNos: Int32Array.from(tied).sort(), atPosition: isPosition });
     else for (const personNo of tied) between.push(personNo);
   }
-  return { listed: Int32Array.from(between), ties };
+  // In person number order: selection leaves the kept in an order of its own, and the same page should send the same statement.
+  return { listed: Int32Array.from(between).sort(), ties };
+}
+
+/**
+ * The `rows` least keys offered, with their slots, and every other key equal to the rows-th least
+ * (the limit). Offers fill a buffer of a few pages; a full buffer is cut to the keys up to its
+ * rows-th least, which becomes the bar an offer must not pass. Each key costs a comparison with the
+ * bar, whatever the order keys come in: a heap of the `rows` least (before) took a sift for nearly
+ * every key when a column's values follow slot order against the sort (recent contacts on
+ * recently added people, sorted descending): E1's 1000-row page of 35,000 matches spent 3.5–4.7 ms
+ * there. Ties at the bar are all kept, so the buffer grows to hold a tie wider than it.
+ */
+export class LeastKeys {
+  private keys: Float64Array;
+  private slots: Int32Array;
+  private count = 0;
+  private bar = Number.POSITIVE_INFINITY;
+
+  constructor(private readonly rows: number) {
+    const capacity = Math.max(4 * rows, 1024);
+    this.keys = new Float64Array(capacity);
+    this.slots = new Int32Array(capacity);
+  }
+
+  offer(key: number, slot: number): void {
+    if (!(key <= this.bar)) return;
+    if (this.count === this.keys.length) this.cut();
+    this.keys[this.count] = key;
+    this.slots[this.count++] = slot;
+  }
+
+  /** The kept keys (unordered) and the limit; undefined when fewer than `rows` keys were offered. */
+  finish(): { keys: Float64Array; slots: Int32Array; count: number; limit: number } | undefined {
+    if (this.count < this.rows) return undefined;
+    const limit = selectLeast(this.keys, this.slots, this.count, this.rows - 1);
+    return { keys: this.keys, slots: this.slots, count: this.count, limit };
+  }
+
+  /** Keeps the keys up to the rows-th least, which becomes the bar; grows when a tie at it fills most of the buffer. */
+  private cut(): void {
+    const { keys, slots } = this;
+    this.bar = selectLeast(keys, slots, this.count, this.rows - 1);
+    let kept = 0;
+    for (let i = 0; i < this.count; i++) {
+      if (keys[i]! > this.bar) continue;
+      keys[kept] = keys[i]!;
+      slots[kept++] = slots[i]!;
+    }
+    this.count = kept;
+    if (kept > keys.length / 2) {
+      this.keys = new Float64Array(keys.length * 2);
+      this.slots = new Int32Array(keys.length * 2);
+      this.keys.set(keys.subarray(0, kept));
+      this.slots.set(slots.subarray(0, kept));
+    }
+  }
+}
+
+/**
+ * The k-th least (0-based) of keys[0, count), by quickselect with a random pivot and a three-way
+ * partition (ties are common: ages, dates), moving each slot with its key. Expected time linear
+ * in `count`, whatever the keys' order.
+ */
+export function selectLeast(keys: Float64Array, slots: Int32Array, count: number, k: number): number {
+  let low = 0;
+  let high = count - 1;
+  while (low < high) {
+    const pivot = keys[low + Math.floor(Math.random() * (high - low + 1))]!;
+    // [low, less) < pivot, [less, at) = pivot, (greater, high] > pivot.
+    let less = low;
+    let at = low;
+    let greater = high;
+    while (at <= greater) {
+      const key = keys[at]!;
+      if (key < pivot) swap(keys, slots, less++, at++);
+      else if (key > pivot) swap(keys, slots, at, greater--);
+      else at++;
+    }
+    if (k < less) high = less - 1;
+    else if (k > greater) low = greater + 1;
+    else return pivot;
+  }
+  return keys[k]!;
+}
+
+function swap(keys: Float64Array, slots: Int32Array, a: number, b: number): void {
+  const key = keys[a]!;
+  keys[a] = keys[b]!;
+  keys[b] = key;
+  const slot = slots[a]!;
+  slots[a] = slots[b]!;
+  slots[b] = slot;
 }
 
 /** PostgreSQL's text of a timestamptz (ISO DateStyle, any zone) as microseconds since the epoch, as the counts hold date-times; NaN for any other text (infinity, BC, years past 9999). */
