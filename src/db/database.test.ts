@@ -97,6 +97,17 @@ describe(`value conversions (${storeKind} store)`, () => {
     expect(rows).toEqual([{ late: 'infinity', early: '-infinity' }]);
   });
 
+  it('reads text arrays, empty or not, with quotes, commas, braces and nulls inside', async () => {
+    const { rows } = await sql<{ empty: string[]; plain: string[]; awkward: (string | null)[] }>`
+      select cast('{}' as text[]) as empty, array['a@example.org', 'b'] as plain,
+        array['with, comma', 'with "quotes"', '{braces}', null, '', 'NULL'] as awkward
+    `.execute(database.db);
+    expect(rows).toEqual([{ empty: [], plain: ['a@example.org', 'b'], awkward: ['with, comma', 'with "quotes"', '{braces}', null, '', 'NULL'] }]);
+    rows[0]!.empty.push('mine');
+    const again = await sql<{ empty: string[] }>`select cast('{}' as text[]) as empty`.execute(database.db);
+    expect(again.rows[0]!.empty).toEqual([]);
+  });
+
   it.runIf(storeKind === 'postgres')('runs its PostgreSQL sessions without JIT, in the time zone UTC', async () => {
     const { rows } = await sql<{ jit: string; zone: string }>`select current_setting('jit') as jit, current_setting('TimeZone') as zone`.execute(database.db);
     expect(rows).toEqual([{ jit: 'off', zone: 'UTC' }]);

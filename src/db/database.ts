@@ -48,6 +48,7 @@ const TIMESTAMPTZ = 1184;
 const TIMESTAMP = 1114;
 const DATE = 1082;
 const INT8 = 20;
+const TEXT_ARRAY = 1009;
 
 /**
  * PostgreSQL's text form of a timestamptz (session time zone UTC) as an ISO 8601 string; its
@@ -67,11 +68,17 @@ export function isoFromPostgresTimestamp(text: string): string {
   return new Date(withZone.replace(' ', 'T')).toISOString();
 }
 
+// pg's TypeId names scalar types only; text[] is parsed by its general array parser.
+const parseTextArray = (pg.types.getTypeParser as (oid: number, format: 'text') => (text: string) => string[])(TEXT_ARRAY, 'text');
+
 const parsers: Record<number, (text: string) => unknown> = {
   [TIMESTAMPTZ]: isoFromPostgresTimestamp,
   [TIMESTAMP]: (text) => isoFromPostgresTimestamp(`${text}+00`),
   [DATE]: (text) => text,
   [INT8]: (text) => Number(text),
+  // Most people's additional emails and phones are empty: a 1000-row page parsed 2,000 '{}' through
+  // the general array parser, a tenth of what the page allocated.
+  [TEXT_ARRAY]: (text) => (text === '{}' ? [] : parseTextArray(text)),
 };
 
 export interface OpenOptions {
