@@ -1,5 +1,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
@@ -38,6 +40,17 @@ export function runCli(args: string[], env: Record<string, string>): Promise<Fin
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
+}
+
+/**
+ * The Node flags of package.json's `start` script (`node <flags> dist/server.js`): what the compiled
+ * server runs with, in the tests (test/compiled-server.ts) and the benches alike.
+ */
+export function serverNodeFlags(): string[] {
+  const manifest = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const words = manifest.scripts.start.trim().split(/\s+/);
+  if (words[0] !== 'node' || words.at(-1) !== 'dist/server.js') throw new Error(`package.json's start script is not "node <flags> dist/server.js": ${manifest.scripts.start}`);
+  return words.slice(1, -1);
 }
 
 /** A port nobody listens on right now (the kernel's choice), for a server in a child process. */

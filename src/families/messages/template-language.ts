@@ -67,10 +67,15 @@ function engine(Engine: typeof Liquid, escapeOutput: boolean): Liquid {
   return liquid;
 }
 
-/** LiquidJS (a few MiB resident) loads with the first template parsed, not at the service's start. */
+/**
+ * LiquidJS (a few MiB resident) loads with the first template parsed, not at the service's start.
+ * It is a CommonJS package: its `module.exports` is the namespace's `default` both under Node and
+ * in the bundle `npm start` runs, where esbuild's chunk of it exports nothing else (named exports
+ * taken from that chunk were undefined: "Engine is not a constructor").
+ */
 let engines: Promise<{ text: Liquid; html: Liquid }> | undefined;
 const engineOf = async (field: TemplateField) => {
-  engines ??= import('liquidjs').then(({ Liquid }) => ({ text: engine(Liquid, false), html: engine(Liquid, true) }));
+  engines ??= import('liquidjs').then(({ default: { Liquid } }) => ({ text: engine(Liquid, false), html: engine(Liquid, true) }));
   const loaded = await engines;
   return field === 'htmlBody' ? loaded.html : loaded.text;
 };

@@ -41,7 +41,8 @@ function describe(error: unknown, timeoutMs: number): string {
 export class WebhookSender {
   /**
    * undici (about 6 MiB resident) loads with the first send: an instance whose workspaces have no
-   * endpoint never carries it.
+   * endpoint never carries it. A CommonJS package: only `default` (its `module.exports`) holds
+   * under Node and in the bundle alike, where esbuild's chunk exports nothing else.
    */
   private client: Promise<{ agent: Agent; request: typeof import('undici').request }> | undefined;
 
@@ -51,7 +52,7 @@ export class WebhookSender {
   ) {}
 
   private http() {
-    this.client ??= import('undici').then(({ Agent, request }) => ({
+    this.client ??= import('undici').then(({ default: { Agent, request } }) => ({
       request,
       agent: new Agent({
         connect: { timeout: this.timeoutMs, ...(this.policy.allowPrivateTargets ? {} : { lookup: guardedLookup(this.policy.resolve) }) },
