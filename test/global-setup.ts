@@ -1,8 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
+import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
@@ -22,6 +24,9 @@ declare module 'vitest' {
  * a migrated one dumped here once: a fresh PGlite runs initdb (1–4 s a file) and the migrations.
  */
 export async function setup(project: TestProject) {
+  // Tests reach the compiled server that `npm start` runs: build it first if the sources changed
+  // since the last build (`npx vitest run …` after an edit), as `npm test` does before it starts.
+  execFileSync(process.execPath, [fileURLToPath(new URL('../scripts/build-stamp.mjs', import.meta.url)), 'ensure'], { stdio: 'inherit' });
   const baseUrl = process.env.DATABASE_URL;
   if (!baseUrl) {
     project.provide('databaseUrl', undefined);
