@@ -17,7 +17,7 @@ const benches: Record<string, { summary: string; load: () => Promise<{ run(optio
     load: () => import('./search.js'),
   },
   startup: {
-    summary: 'time to /readyz 200, idle RSS and RSS after 10,000 mixed requests of the compiled server (node dist/server.js), embedded (existing data) and PostgreSQL, against a bare Fastify + PGlite/pg floor (flags: --rounds=N, --requests=N, --stores=embedded,postgres)',
+    summary: 'time to /readyz 200 of `npm start` as typed and of the compiled server alone (node dist/server.js), idle RSS and RSS after 10,000 mixed requests, embedded (existing data) and PostgreSQL, against a bare Fastify + PGlite/pg floor (flags: --rounds=N, --requests=N, --stores=embedded,postgres)',
     load: () => import('./startup.js'),
   },
   soak: {

@@ -1,4 +1,4 @@
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,8 +12,8 @@ import { type BenchOptions, type BenchResult, flagNumber, flagValue } from './li
 import { serverNodeFlags } from './lib/server-flags.js';
 
 /**
- * `npm run bench -- startup`: how fast the compiled server (`node dist/server.js`, as `npm start`
- * runs it) is ready, and how much memory it holds idle and after 10,000 mixed requests, on the
+ * `npm run bench -- startup`: how fast `npm start` (the command a user types) and the compiled
+ * server alone (`node dist/server.js`, what `npm start` ends in) are ready, and how much memory it holds idle and after 10,000 mixed requests, on the
  * embedded store with an existing data directory and on PostgreSQL. The floor is a bare Fastify
  * process on the same store, started the same way (`bench/startup-floor.mjs`).
  */
@@ -58,6 +58,47 @@ async function mixedLoad(port: number, token: string | undefined, total: number)
   );
   return { errors, seconds: (performance.now() - started) / 1000 };
 }
+
+/**
+ * `npm start` as a user types it, on a built, unchanged checkout: npm, the prestart check that the
+ * build is of the current sources (scripts/build-stamp.mjs), then the server. Timed from the
+ * command to `/readyz` 200, in a process group of its own so that the stop reaches the server.
+ */
+async function npmStartRuns(env: NodeJS.ProcessEnv, rounds: number): Promise<number[]> {
+  const runs: number[] = [];
+  const port = await freePort();
+  for (let round = 0; round < rounds; round++) {
+    const started = performance.now();
+    const child = spawn('npm', ['start'], {
+      cwd: root,
+      env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+      detached: true,
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      for (;;) {
+        if (child.exitCode !== null) throw new Error(`npm start exited with code ${child.exitCode} before it was ready`);
+        const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+          (response) => response.status === 200,
+          () => false,
+        );
+        if (ready) break;
+        if (performance.now() - started > 120_000) throw new Error('npm start was not ready within 120 s');
+        await sleep(5);
+      }
+      runs.push(performance.now() - started);
+    } finally {
+      process.kill(-child.pid!, 'SIGTERM');
+      await exited;
+      // npm exits as soon as its child has the signal; the server itself drains, then exits.
+      for (let waited = 0; waited < 30_000 && (await fetch(`http://127.0.0.1:${port}/healthz`).then(() => true, () => false)); waited += 50) await sleep(50);
+    }
+  }
+  return runs;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
 
 interface Figures {
   readyMs: number;
@@ -140,12 +181,15 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     }
     try {
       const token = createWorkspace(env);
+      const npmStart = await npmStartRuns(env, rounds);
       const service = await measure(`${store} service`, server, env, rounds, requests, token);
       const bare = await measure(`${store} floor`, floor, env, rounds, requests, token);
-      for (const [what, figure] of [['service', service], ['floor', bare]] as const) {
+      rows.push([store, 'npm start', median(npmStart).toFixed(0), npmStart.map((ms) => ms.toFixed(0)).join(' '), '', '', '']);
+      for (const [what, figure] of [['node dist/server.js', service], ['floor', bare]] as const) {
         rows.push([store, what, figure.readyMs.toFixed(0), figure.readyRuns.map((ms) => ms.toFixed(0)).join(' '), (figure.idleRss / MiB).toFixed(1), (figure.loadedRss / MiB).toFixed(1), String(figure.errors)]);
       }
       figures[store] = {
+        npmStartReadyMs: Math.round(median(npmStart)),
         readyMs: Math.round(service.readyMs),
         floorReadyMs: Math.round(bare.readyMs),
         idleRssMiB: +(service.idleRss / MiB).toFixed(1),
@@ -160,7 +204,9 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   }
 
   process.stdout.write(formatTable(['store', 'process', 'ready p50 ms', 'ready runs ms', 'idle RSS MiB', `RSS after ${requests} req MiB`, 'errors'], rows) + '\n');
-  process.stdout.write('aims: ready < 1,500 ms (embedded) and < 800 ms (PostgreSQL); idle RSS < 120 MiB (PostgreSQL), within 60 MiB of the floor (embedded)\n');
+  process.stdout.write(
+    'aims: npm start ready < 2,000 ms (embedded) and < 1,500 ms (PostgreSQL); the server alone < 1,500 ms (embedded) and < 800 ms (PostgreSQL); idle RSS < 120 MiB (PostgreSQL), within 60 MiB of the floor (embedded)\n',
+  );
   const readyRatios = Object.values(figures).map((figure) => {
     const { readyMs, floorReadyMs } = figure as { readyMs: number; floorReadyMs: number };
     return readyMs / floorReadyMs;
