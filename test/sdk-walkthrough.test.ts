@@ -4,13 +4,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createClient } from '@recruit-ops/sdk';
 import { walkthrough } from '../sdk/examples/walkthrough.js';
-import { createTenant, storeKind, type Tenant, type TestService } from './harness.js';
-import { startPrivateTestService } from './private-database.js';
+import { type CompiledServer, type CompiledStore, createCompiledStore, runCompiledCli, startCompiledServer } from './compiled-server.js';
+import { storeKind } from './harness.js';
 import { projectRoot } from './processes.js';
 
 const examplePath = path.join(projectRoot, 'sdk', 'examples', 'walkthrough.ts');
 
-/** The `// #region name` … `// #endregion` parts of the example, dedented as the README shows them. */
+/** The `// #region name` … `// #endregion` parts of the example, dedented as docs/api/sdk.md shows them. */
 function regions(source: string): Map<string, string> {
   const found = new Map<string, string>();
   for (const match of source.matchAll(/^( *)\/\/ #region (\S+)\n([\s\S]*?)^ *\/\/ #endregion\n/gm)) {
@@ -33,40 +33,44 @@ async function until(check: () => Promise<boolean>): Promise<void> {
   }
 }
 
-/** The README's TypeScript code blocks. */
+/** A page's TypeScript code blocks. */
 const typescriptBlocks = (readme: string) => [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1]!);
 
-describe('README: the walkthrough with the SDK (sdk/examples/walkthrough.ts)', () => {
-  it('is shown in the README as it is in the example, region by region, in order', () => {
+describe('docs/api/sdk.md: the walkthrough with the SDK (sdk/examples/walkthrough.ts)', () => {
+  it('is shown on the page as it is in the example, region by region, in order', () => {
     const example = regions(readFileSync(examplePath, 'utf8'));
     expect([...example.keys()]).toEqual(['first-request', 'import', 'participants', 'signups', 'incentives']);
-    const blocks = typescriptBlocks(readFileSync(path.join(projectRoot, 'README.md'), 'utf8'));
+    const blocks = typescriptBlocks(readFileSync(path.join(projectRoot, 'docs', 'api', 'sdk.md'), 'utf8'));
     let from = 0;
     for (const [name, code] of example) {
       const index = blocks.findIndex((block, at) => at >= from && block.includes(code));
-      expect(index, `README.md shows region "${name}" of sdk/examples/walkthrough.ts unchanged in a \`\`\`ts block (copy it from there)`).toBeGreaterThanOrEqual(from);
+      expect(index, `docs/api/sdk.md shows region "${name}" of sdk/examples/walkthrough.ts unchanged in a \`\`\`ts block (copy it from there)`).toBeGreaterThanOrEqual(from);
       from = index + 1;
     }
   });
 });
 
-describe(`the SDK walkthrough against a real server (${storeKind} store)`, () => {
-  let service: TestService;
-  let tenant: Tenant;
+describe(`the SDK walkthrough against the compiled server (${storeKind} store)`, () => {
+  let store: CompiledStore;
+  let server: CompiledServer;
+  let tenant: { workspaceId: string; token: string };
   let api: string;
 
   beforeAll(async () => {
-    // Background work on, as `npm start` runs it (the import completes while the walkthrough
-    // polls it), on a database of its own: on the shared PostgreSQL database this instance
-    // would run other test files' jobs.
-    service = await startPrivateTestService({ jobs: true, jobPollSeconds: 0.1 });
-    tenant = await createTenant(service, 'Acme Research');
-    // A socket, not inject: the SDK's fetch, headers and retries go over HTTP.
-    api = `${await service.app.listen({ port: 0, host: '127.0.0.1' })}/v1`;
+    // What `npm start` runs, with background work on (the import completes while the walkthrough
+    // polls it), on a store of its own: on the shared PostgreSQL database this instance would run
+    // other test files' jobs.
+    store = await createCompiledStore();
+    tenant = await runCompiledCli(['workspace', 'create', '--name', 'Acme Research', '--email', 'ada@acme.example.test'], store.env);
+    server = await startCompiledServer({ ...store.env, JOBS: 'on', JOB_POLL_SECONDS: '0.1' });
+    api = server.api;
+  }, 120_000);
+  afterAll(async () => {
+    await server?.stop();
+    await store?.drop();
   });
-  afterAll(async () => service?.stop());
 
-  it('runs every step, and each step did what the README says', async () => {
+  it('runs every step, and each step did what the page says', async () => {
     const printed: unknown[][] = [];
     const log = vi.spyOn(console, 'log').mockImplementation((...values: unknown[]) => void printed.push(values));
     let result: Awaited<ReturnType<typeof walkthrough>>;
@@ -94,8 +98,8 @@ describe(`the SDK walkthrough against a real server (${storeKind} store)`, () =>
     expect(person?.email).toBe('grace@example.org');
     printedLike(new RegExp(`^${participant.params.path.participantId} SCHEDULED 2026-12-03T15:00:00(\\.000)?Z$`));
     // An event shows in a feed once every transaction older than it has ended on the database
-    // server (README), and on the run's PostgreSQL server other test files hold some open: what
-    // the walkthrough printed may stop short. Polling on from the cursor it kept, as the README
+    // server (docs/api/README.md), and on the run's PostgreSQL server other test files hold some open: what
+    // the walkthrough printed may stop short. Polling on from the cursor it kept, as the page
     // says to, brings the rest, each event once.
     expect(participantEventsCursor).toMatch(/\S/);
     const participantMoves = lines.flatMap((line) => /^\S+ (status|approvalStatus|screenerState) (\S+ → \S+)$/.exec(line)?.slice(1, 3).join(' ') ?? []);

@@ -1,10 +1,10 @@
 import { createClient, unwrap } from '@recruit-ops/sdk';
 
 /**
- * README.md's walkthrough ("A first request") with the SDK. Each `#region` below is shown in the
- * README as it is here, beside the curl commands that do the same; test/sdk-walkthrough.test.ts
- * checks that the README shows these regions unchanged and runs this function against a real
- * server on both stores. `API` and `TOKEN` are the README's shell variables of the same names.
+ * README.md's first requests with the SDK. Each `#region` below is shown in docs/api/sdk.md as
+ * it is here; test/sdk-walkthrough.test.ts checks that the page shows these regions unchanged and
+ * runs this function against the compiled server on both stores. `API` and `TOKEN` are the
+ * README's shell variables of the same names.
  */
 export async function walkthrough(API: string, TOKEN: string) {
   // #region first-request
