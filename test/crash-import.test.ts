@@ -137,7 +137,9 @@ describe(`kill -9 of the server mid-import, then a restart (${storeKind} store)`
       rowsTotal: ROWS,
       rowsImported: ROWS - BAD_ROWS.size,
       rowsFailed: BAD_ROWS.size,
-      errors: [...BAD_ROWS].map((row) => ({ row, message: 'email is not a valid email address' })),
+      // The file's rows: the header is row 1, data row N is row N + 1.
+      errors: [...BAD_ROWS].map((row) => ({ row: row + 1, message: 'email is not a valid email address' })),
+      lastRow: ROWS + 1,
     });
     await stopGracefully(second);
 

@@ -363,6 +363,7 @@ export interface JobsTable {
 }
 
 export type ImportStatus = 'RECEIVING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED';
+export type ImportDelimiter = ',' | ';' | '\t';
 
 /** CSV imports of people (src/families/imports/); RECEIVING ones are still being uploaded. */
 export interface ImportsTable {
@@ -381,6 +382,12 @@ export interface ImportsTable {
   rows_failed: ColumnType<number, number | undefined, number>;
   /** Error rows kept in import_errors (capped; rows_failed counts them all). */
   error_count: ColumnType<number, number | undefined, number>;
+  /** The file's field separator, detected from its header row at upload. */
+  delimiter: ColumnType<ImportDelimiter, ImportDelimiter | undefined, ImportDelimiter>;
+  /** The file's row number (the header is row 1) of the last row a committed batch read. */
+  last_row_number: number | null;
+  /** Why a FAILED import stopped. */
+  failure_reason: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
   finished_at: Timestamp | null;

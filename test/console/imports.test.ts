@@ -51,13 +51,13 @@ describeConsole('console: imports', () => {
     expect(await progress.getAttribute('max')).toBe('5');
     expect(await page.locator('article').getByText('Completed').count()).toBe(1);
 
-    // The bad rows by their numbers (data rows, the header not counted), with the API's reasons.
+    // The bad rows by their numbers as a spreadsheet shows the file (the header is row 1), with the API's reasons.
     const refused = page.getByRole('table', { name: /Rows refused by import/ });
     const rows = await refused.locator('tbody tr').allTextContents();
     expect(rows).toHaveLength(2);
-    expect(rows[0]).toMatch(/^3/);
+    expect(rows[0]).toMatch(/^4/);
     expect(rows[0]).toMatch(/email/i);
-    expect(rows[1]).toMatch(/^5/);
+    expect(rows[1]).toMatch(/^6/);
     expect(rows[1]).toMatch(/Shoe size/);
     await expectAccessible(page);
 

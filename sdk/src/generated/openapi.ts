@@ -424,7 +424,7 @@ export interface paths {
         put?: never;
         /**
          * Import people from a CSV file
-         * @description Stores the file, then imports it in the background: poll `GET /imports/{importId}`. The header is checked as the upload starts (an unknown column is a 400 naming it); bad data rows are reported by row number in the import while the good rows go in. Rows are committed in batches of 5000: a crash or restart resumes after the last committed row.
+         * @description Stores the file, then imports it in the background: poll `GET /imports/{importId}`. The file is checked as the upload arrives: its encoding (every byte, a 400 naming the first line that is not UTF-8) and its header (every unknown, unnamed or repeated column in one 400, with the columns allowed); a refused file changes nothing. Data rows are checked by the import: a bad row is reported by its row number while the good rows go in. A row where the file stops being valid CSV (a quote never closed, say) ends the import, FAILED: the rows before it stay imported, the rows after it are not read, and the report says so. Rows are committed in batches of 5000: a crash or restart resumes after the last committed row.
          *
          *     Requires the right `imports:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
          */
@@ -444,7 +444,7 @@ export interface paths {
         };
         /**
          * Read an import
-         * @description Progress and outcome of a CSV import, with the first 1000 refused rows.
+         * @description Progress and outcome of a CSV import: the rows read, imported and refused, each refused row by its number (the header is row 1), the first 1000 of them listed, and, once FAILED, why it stopped.
          *
          *     Requires the right `people:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
          */
@@ -2261,29 +2261,36 @@ export interface components {
          *       "rowsFailed": 1,
          *       "errors": [
          *         {
-         *           "row": 2,
+         *           "row": 3,
          *           "message": "email is not a valid email address"
          *         }
-         *       ]
+         *       ],
+         *       "lastRow": 4
          *     }
          */
         Import: {
             importId: string;
             /** @description QUEUED: stored, waiting for a worker. RUNNING: rows are going in. COMPLETED: every row was read (bad rows are in `errors`). FAILED: the import stopped for good (an unreadable file, or its background work ran out of attempts); rows committed before that stay in. */
             status: "QUEUED" | "RUNNING" | "COMPLETED" | "FAILED";
-            /** @description Data rows read so far; once COMPLETED, every data row of the file. */
+            /** @description Data rows read so far (blank lines are none), always `rowsImported` + `rowsFailed`; once COMPLETED, every data row of the file. When the file stops being valid CSV, the row where it does is counted (as failed) and the rows after it are not: they were not read. */
             rowsTotal: number;
             /** @description Rows that created or updated a person. */
             rowsImported: number;
-            /** @description Rows refused; each is reported in `errors` (the first 1000 of them). */
+            /** @description Rows refused: each one is listed in `errors`, or counted in `errorsOmitted` past the first 1000. */
             rowsFailed: number;
-            /** @description The first 1000 refused rows, in row order. */
+            /** @description The refused rows in row order: the first 1000 of them. */
             errors: {
-                /** @description 1-based number of the data row (the header row is not counted). */
+                /** @description The row as a spreadsheet program numbers it: the header is row 1, the first data row row 2. A blank line counts as a row (a spreadsheet shows it as an empty row) but is no data row; a quoted cell that holds line breaks is still one row. In a text editor, row N is line N unless a cell above it holds line breaks. */
                 row: number;
-                /** @description Why the row was refused; never repeats a cell value. */
+                /** @description Why the row was refused; names the column, never repeats a cell value. The row where a file stops being valid CSV also names the file's line it starts on and what is wrong there (a quote never closed, a quote inside a cell that is not quoted). */
                 message: string;
             }[];
+            /** @description Present when more than 1000 rows were refused: how many refused rows `errors` does not list. They all come after the last row it lists; to find them, fix the file and import the rows after that row again (an import updates people by email, so a row imported twice makes no second person). */
+            errorsOmitted?: number;
+            /** @description The row number (as `errors` numbers rows) of the last row read: every data row up to it was imported unless `errors` lists it (or `errorsOmitted` counts it); the rows after it have not been read yet (QUEUED, RUNNING) or never will be (FAILED). Absent until a data row has been read. */
+            lastRow?: number;
+            /** @description FAILED only: why the import stopped, and which rows it read. */
+            failureReason?: string;
         };
         /** PersonLocation */
         PersonLocation: {
@@ -7368,7 +7375,7 @@ export interface operations {
                     "application/json": components["schemas"]["ImportAccepted"];
                 };
             };
-            /** @description An unknown, repeated or missing (`email`) column, an empty file, or an invalid query parameter. */
+            /** @description The header: unknown, unnamed or repeated columns, or no `email` column (one error each, `path` `["header", column]`), or no header row, or a header that is not valid CSV. The file: bytes that are not UTF-8 (or UTF-16 after its byte-order mark), or a spreadsheet workbook (.xlsx, .xls) rather than CSV. Or an invalid query parameter. */
             400: {
                 headers: {
                     /** @description Requests allowed per window for this token. */

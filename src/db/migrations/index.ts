@@ -28,6 +28,7 @@ import * as participantSortKeys from './20261130100000_participant_sort_keys.js'
 import * as participantPersonNo from './20261201000000_participant_person_no.js';
 import * as walksHoldPersonNo from './20261202000000_walks_hold_person_no.js';
 import * as trigramIndexEmbeddedOnly from './20261203000000_trigram_index_embedded_only.js';
+import * as importFileFormat from './20261204000000_import_file_format.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
 export const migrations: Record<string, Migration> = {
@@ -60,4 +61,5 @@ export const migrations: Record<string, Migration> = {
   '20261201000000_participant_person_no': participantPersonNo,
   '20261202000000_walks_hold_person_no': walksHoldPersonNo,
   '20261203000000_trigram_index_embedded_only': trigramIndexEmbeddedOnly,
+  '20261204000000_import_file_format': importFileFormat,
 };

@@ -1,45 +1,86 @@
 import type { PropertyValue } from '../../db/schema.js';
 import { type CatalogueProperty, checkPropertyValue, type PropertyCatalogue } from '../people/values.js';
+import { columnLabel } from './text.js';
 
 const coreColumns = ['email', 'firstName', 'lastName', 'phone'] as const;
 type CoreColumn = (typeof coreColumns)[number];
 
 export type Column = { kind: CoreColumn } | { kind: 'property'; property: CatalogueProperty } | { kind: 'ignored' };
 
-export type HeaderCheck = { ok: true; columns: Column[] } | { ok: false; message: string; column: string };
+/** One thing wrong with the header: `column` is the name as written (the API's error path is ["header", column]). */
+export interface HeaderProblem {
+  message: string;
+  column: string;
+}
+
+export type HeaderCheck = { ok: true; columns: Column[] } | { ok: false; problems: HeaderProblem[] };
+
+/** At most this many property names are listed in an unknown column's message; GET /properties lists them all. */
+const LISTED_PROPERTIES_MAX = 50;
+
+/** The names the import knows, lower-cased: the built-in columns and the catalogue's properties (delimiter detection scores by them). */
+export function knownColumnNames(catalogue: PropertyCatalogue): Set<string> {
+  return new Set([...coreColumns, ...[...catalogue.values()].map((property) => property.name)].map((name) => name.trim().toLowerCase()));
+}
+
+/** A name as compared for a suggestion: "First Name", "first_name" and "firstName" are one. */
+const looseKey = (name: string) => name.toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
 
 /**
- * Maps the header row to columns, names compared case-insensitively. With `ignoreUnknown` (the
- * job, reading a header the upload accepted) a name that no longer matches a property, because
- * the property was deleted meanwhile, is skipped: its values would have been removed anyway.
+ * Maps the header row to columns, names compared case-insensitively. Every problem is reported at
+ * once (each unknown, unnamed or repeated column, and a missing email column), so a file is fixed
+ * in one go. With `ignoreUnknown` (the job, reading a header the upload accepted) a name that no
+ * longer matches a property, because the property was deleted meanwhile, is skipped: its values
+ * would have been removed anyway.
  */
 export function resolveHeader(header: readonly string[], catalogue: PropertyCatalogue, options: { ignoreUnknown?: boolean } = {}): HeaderCheck {
-  const properties = new Map([...catalogue.values()].map((property) => [property.name.toLowerCase(), property]));
-  const seen = new Set<string>();
+  const properties = new Map([...catalogue.values()].map((property) => [property.name.trim().toLowerCase(), property]));
+  const seen = new Map<string, number>();
   const columns: Column[] = [];
-  for (const raw of header) {
+  const problems: HeaderProblem[] = [];
+  header.forEach((raw, index) => {
     const name = raw.trim();
     const key = name.toLowerCase();
-    if (seen.has(key)) return { ok: false, message: `Column "${name}" appears twice in the header`, column: name };
-    seen.add(key);
+    const earlier = seen.get(key);
+    if (name !== '' && earlier !== undefined) {
+      problems.push({ message: `Column "${name}" appears twice in the header (${columnLabel(earlier)}, and ${columnLabel(index)}): a column may appear once`, column: name });
+      columns.push({ kind: 'ignored' });
+      return;
+    }
+    seen.set(key, index);
     const core = coreColumns.find((column) => column.toLowerCase() === key);
     if (core) {
       columns.push({ kind: core });
-      continue;
+      return;
     }
     const property = properties.get(key);
     if (property) columns.push({ kind: 'property', property });
-    else if (options.ignoreUnknown) columns.push({ kind: 'ignored' });
     else {
-      return {
-        ok: false,
-        message: `Unknown column "${name}": columns are email, firstName, lastName, phone and the names of the workspace's person properties`,
-        column: name,
-      };
+      columns.push({ kind: 'ignored' });
+      if (options.ignoreUnknown) return;
+      if (name === '') problems.push({ message: `The header's ${columnLabel(index)} has no name: name it after a column the import knows, or remove the column. ${allowedColumns(catalogue)}`, column: name });
+      else problems.push({ message: `Unknown column "${name}" (${columnLabel(index)}).${suggestion(name, catalogue)} ${allowedColumns(catalogue)}`, column: name });
     }
-  }
-  if (!seen.has('email')) return { ok: false, message: 'The header has no email column', column: 'email' };
-  return { ok: true, columns };
+  });
+  if (!seen.has('email')) problems.push({ message: 'The header has no email column: every row is matched to a person by email', column: 'email' });
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, columns };
+}
+
+/** ' Did you mean "firstName"?' for a name that differs from a known one only in case, spaces or punctuation. */
+function suggestion(name: string, catalogue: PropertyCatalogue): string {
+  const key = looseKey(name);
+  if (key === '') return '';
+  const match = [...coreColumns, ...[...catalogue.values()].map((property) => property.name)].find((known) => looseKey(known) === key);
+  return match === undefined ? '' : ` Did you mean "${match}"?`;
+}
+
+function allowedColumns(catalogue: PropertyCatalogue): string {
+  const names = [...catalogue.values()].map((property) => property.name).sort((a, b) => a.localeCompare(b));
+  const core = 'The columns are email (required), firstName, lastName, phone';
+  if (names.length === 0) return `${core}; the workspace has no person properties to import into.`;
+  const listed = names.slice(0, LISTED_PROPERTIES_MAX).map((name) => `"${name}"`).join(', ');
+  const more = names.length > LISTED_PROPERTIES_MAX ? ` and ${names.length - LISTED_PROPERTIES_MAX} more (GET /properties lists them all)` : '';
+  return `${core}, and the workspace's person properties: ${listed}${more}.`;
 }
 
 /** One data row as it goes into `people`: only the fields its cells fill. */

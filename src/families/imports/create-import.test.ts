@@ -33,7 +33,7 @@ describe('POST /imports', () => {
       expect((await chunksOf(importId)).length).toBe(1);
     }
 
-    expect(await settleImport(service, tenant, importId)).toEqual({ importId, status: 'COMPLETED', rowsTotal: 3, rowsImported: 3, rowsFailed: 0, errors: [] });
+    expect(await settleImport(service, tenant, importId)).toEqual({ importId, status: 'COMPLETED', rowsTotal: 3, rowsImported: 3, rowsFailed: 0, errors: [], lastRow: 4 });
     // The stored file held personal data: gone once the import finished.
     expect(await chunksOf(importId)).toEqual([]);
 
@@ -109,7 +109,7 @@ describe('POST /imports', () => {
       ]),
       { populationId },
     );
-    expect(await settleImport(service, tenant, importId)).toEqual({ importId, status: 'COMPLETED', rowsTotal: 6, rowsImported: 6, rowsFailed: 0, errors: [] });
+    expect(await settleImport(service, tenant, importId)).toEqual({ importId, status: 'COMPLETED', rowsTotal: 6, rowsImported: 6, rowsFailed: 0, errors: [], lastRow: 7 });
 
     const people = await peopleByEmail(service, tenant.workspaceId);
     expect(people.size).toBe(3);
@@ -133,7 +133,7 @@ describe('POST /imports', () => {
     expect((await getPerson(service, tenant, deleted.personId)).statusCode).toBe(404);
   });
 
-  it('reports bad rows by row number, without their values, while the good rows go in', async () => {
+  it('reports bad rows by their spreadsheet row number (the header is row 1), without their values, while the good rows go in', async () => {
     const tenant = await createTenant(service);
     const { Age, Code, Plan } = await createProperties(service, tenant, [
       { name: 'Age', propertyType: 'NUMBER' },
@@ -164,14 +164,15 @@ describe('POST /imports', () => {
       rowsImported: 3,
       rowsFailed: 7,
       errors: [
-        { row: 2, message: 'email is not a valid email address' },
-        { row: 3, message: expect.stringMatching(/^Age: /) },
-        { row: 5, message: expect.stringMatching(/^Plan: /) },
-        { row: 6, message: 'Code: another person already has this value of a unique property' },
+        { row: 3, message: 'email is not a valid email address' },
+        { row: 4, message: expect.stringMatching(/^Age: /) },
+        { row: 6, message: expect.stringMatching(/^Plan: /) },
         { row: 7, message: 'Code: another person already has this value of a unique property' },
-        { row: 8, message: 'email is empty' },
-        { row: 9, message: 'The row has 2 cells; the header has 5 columns' },
+        { row: 8, message: 'Code: another person already has this value of a unique property' },
+        { row: 9, message: 'email is empty' },
+        { row: 10, message: 'The row has 2 cells; the header has 5 columns' },
       ],
+      lastRow: 11,
     });
     for (const error of result.errors) expect(error.message).not.toMatch(/not-an-email|forty-two|Enterprise|TAKEN|C-1/);
     const people = await peopleByEmail(service, tenant.workspaceId);
@@ -184,13 +185,16 @@ describe('POST /imports', () => {
     const tenant = await createTenant(service);
     const [first, second] = [uniqueEmail('first'), uniqueEmail('second')];
     const importId = await startImport(service, tenant, `email,firstName\n${first},One\n${second},"Two\n${uniqueEmail('third')},Three\n`);
+    const unclosed = 'Row 3 (line 3 of the file): the cell in "firstName" (column 2, B) opens a quote that is never closed, so the rest of the file would be part of it. Close the quote, or double a quote meant as a character ("")';
     expect(await settleImport(service, tenant, importId)).toEqual({
       importId,
       status: 'FAILED',
       rowsTotal: 2,
       rowsImported: 1,
       rowsFailed: 1,
-      errors: [{ row: 2, message: 'The file is not valid CSV from this row on; the import stopped here' }],
+      errors: [{ row: 3, message: `${unclosed}. The import stopped at this row: the rows after it were not read` }],
+      lastRow: 3,
+      failureReason: `${unclosed}. The file is not valid CSV from there on, so the import stopped: the rows before row 3 were read (imported, or refused as listed in errors); row 3 and the rows after it were not imported`,
     });
     expect([...(await peopleByEmail(service, tenant.workspaceId)).keys()]).toEqual([first]);
     expect(await chunksOf(importId)).toEqual([]);

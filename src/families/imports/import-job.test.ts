@@ -92,7 +92,9 @@ describe('the import job', () => {
       rowsTotal: 20,
       rowsImported: 19,
       rowsFailed: 1,
-      errors: [{ row: 12, message: 'email is not a valid email address' }],
+      // Data row 12 is the file's row 13: the header is row 1.
+      errors: [{ row: 13, message: 'email is not a valid email address' }],
+      lastRow: 21,
     });
     const midway = await peopleByEmail(service, tenant.workspaceId);
     // The existing person, and the 18 new people of rows 1-20 (row 5 updated the existing one, row 12 failed).
@@ -109,7 +111,8 @@ describe('the import job', () => {
       rowsTotal: 35,
       rowsImported: 34,
       rowsFailed: 1,
-      errors: [{ row: 12, message: 'email is not a valid email address' }],
+      errors: [{ row: 13, message: 'email is not a valid email address' }],
+      lastRow: 36,
     });
     expect(await jobOf(importId)).toMatchObject({ state: 'completed', attempts: 2 });
     const people = await peopleByEmail(service, tenant.workspaceId);
@@ -155,7 +158,7 @@ describe('the import job', () => {
 
     await setClock(later(start, 3600));
     await importRunner({ batchSize: 10, concurrentBatches: 2 }).runDue(own(tenant));
-    expect(await readImport(service, tenant, importId)).toEqual({ importId, status: 'COMPLETED', rowsTotal: 60, rowsImported: 60, rowsFailed: 0, errors: [] });
+    expect(await readImport(service, tenant, importId)).toEqual({ importId, status: 'COMPLETED', rowsTotal: 60, rowsImported: 60, rowsFailed: 0, errors: [], lastRow: 61 });
     const people = await peopleByEmail(service, tenant.workspaceId);
     expect(people.size).toBe(58);
     expect(await duplicateEmails(tenant)).toEqual([]);
@@ -203,7 +206,9 @@ describe('the import job', () => {
       rowsTotal: 30,
       rowsImported: 28,
       rowsFailed: 2,
-      errors: [{ row: 9, message: taken }, { row: 22, message: taken }],
+      // Data rows 9 and 22, under the header.
+      errors: [{ row: 10, message: taken }, { row: 23, message: taken }],
+      lastRow: 31,
     });
     const people = await peopleByEmail(service, tenant.workspaceId);
     // The two people made before, and the 26 new people of rows 1-30 (row 2 updated the existing
@@ -247,7 +252,16 @@ describe('the import job', () => {
       await setClock(now);
     }
     expect(outcomes).toEqual(['retrying', 'retrying', 'retrying', 'retrying', 'failed']);
-    expect(await readImport(service, tenant, importId)).toEqual({ importId, status: 'FAILED', rowsTotal: 25, rowsImported: 25, rowsFailed: 0, errors: [] });
+    expect(await readImport(service, tenant, importId)).toEqual({
+      importId,
+      status: 'FAILED',
+      rowsTotal: 25,
+      rowsImported: 25,
+      rowsFailed: 0,
+      errors: [],
+      lastRow: 26,
+      failureReason: 'Its background work failed 5 times; the last time: simulated failure after each batch',
+    });
     expect(await jobOf(importId)).toMatchObject({ state: 'failed', attempts: 5 });
     expect(await chunkCount(importId)).toBe(0);
     expect((await peopleByEmail(service, tenant.workspaceId)).size).toBe(25);
@@ -283,7 +297,16 @@ describe('the import job', () => {
     await setClock(later(start, 120));
     await importRunner().runDue(own(tenant));
     expect(await jobOf(importId)).toMatchObject({ state: 'failed', attempts: 1 });
-    expect(await readImport(service, tenant, importId)).toEqual({ importId, status: 'FAILED', rowsTotal: 5, rowsImported: 5, rowsFailed: 0, errors: [] });
+    expect(await readImport(service, tenant, importId)).toEqual({
+      importId,
+      status: 'FAILED',
+      rowsTotal: 5,
+      rowsImported: 5,
+      rowsFailed: 0,
+      errors: [],
+      lastRow: 6,
+      failureReason: 'Its background work failed for good',
+    });
     expect(await chunkCount(importId)).toBe(1);
     expect(await closeAbandonedImports(service.deps.db, own(tenant))).toBe(1);
     expect(await chunkCount(importId)).toBe(0);
@@ -323,7 +346,9 @@ describe('the import job', () => {
       rowsTotal: 3,
       rowsImported: 2,
       rowsFailed: 1,
-      errors: [{ row: 3, message: 'The file is not valid CSV from this row on; the import stopped here' }],
+      errors: [{ row: 4, message: expect.stringMatching(/^Row 4 \(line 4 of the file\): the cell in "firstName" \(column 2, B\) opens a quote that is never closed/) }],
+      lastRow: 4,
+      failureReason: expect.stringMatching(/row 4 and the rows after it were not imported$/),
     };
     expect(await readImport(service, tenant, importId)).toEqual(failed);
 

@@ -7,9 +7,11 @@ import type { Job, JobHandler } from '../../jobs/queue.js';
 import { loadPropertyCatalogue, type PropertyCatalogue } from '../people/values.js';
 import { PeopleRecords, type PersonUpsert, refreshPeopleStatistics, upsertPeopleBatch, upsertPeopleRecords } from '../people/writer.js';
 import { checkRow, type Column, type ImportedRow, resolveHeader } from './columns.js';
+import { describeCsvError, errorCounters, parserOptions } from './csv.js';
 import * as queries from './queries.js';
 import { IMPORT_ERRORS_KEPT_MAX } from './queries.js';
 import { IMPORT_BATCH_ROWS, IMPORT_QUEUE } from './service.js';
+import { formatCount } from './text.js';
 
 export interface ImportPayload {
   importId: string;
@@ -73,7 +75,11 @@ interface RowFailure {
  * refused ones among them): the unique claims are checked against the batch's people. Any other
  * file's people go into `records` as they are checked, and its refused rows into `failures`.
  */
-type Batch = { rows: number; outcomes: RowOutcome[] } | { rows: number; records: PeopleRecords; failures: RowFailure[] };
+type Batch = ({ outcomes: RowOutcome[] } | { records: PeopleRecords; failures: RowFailure[] }) & {
+  rows: number;
+  /** The file's row number of its last row (the report's `lastRow` once it commits). */
+  lastRow: number;
+};
 
 /**
  * The import job: parses the stored file and upserts people by email, in batches. Each batch is
@@ -113,7 +119,7 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
     .where('workspace_id', '=', workspaceId)
     .where('import_id', '=', importId)
     .where('status', 'in', ['QUEUED', 'RUNNING'])
-    .returning(['rows_committed', 'chunk_count', 'population_id'])
+    .returning(['rows_committed', 'chunk_count', 'population_id', 'delimiter'])
     .executeTakeFirst();
   // Finished, or gone: the work is done.
   if (!started) return { importId, skipped: true };
@@ -127,7 +133,9 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
   // objects of the parser's counters for every record, and V8 took to allocating those straight
   // in the old generation (pretenuring), where they stayed until its next full collection (issue
   // 12: the first seconds of a large import grew the heap by 35 MB).
-  const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: true });
+  const parser = parse(parserOptions(started.delimiter));
+  // The parser's counters, updated in place: a row's number is read from them as it is taken.
+  const { info } = parser;
   const pushed = parser.push.bind(parser);
   parser.push = (record: string[] | null) => {
     if (record === null) return pushed(null);
@@ -150,7 +158,7 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
   let claimsUnique = false;
   // A batch's records keep their bytes for a later batch once committed: two or three in all.
   const spareRecords: PeopleRecords[] = [];
-  const newBatch = (): Batch => (claimsUnique ? { rows: 0, outcomes: [] } : { rows: 0, records: spareRecords.pop() ?? new PeopleRecords(), failures: [] });
+  const newBatch = (): Batch => (claimsUnique ? { rows: 0, lastRow: 0, outcomes: [] } : { rows: 0, lastRow: 0, records: spareRecords.pop() ?? new PeopleRecords(), failures: [] });
   let batch = newBatch();
   /** Batches filled while a piece was parsed, committed once it has been. */
   const filled: Batch[] = [];
@@ -218,8 +226,20 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
     const failure = outcomes.find((outcome) => outcome.status === 'rejected');
     if (failure) throw failure.reason;
   };
+  /** The header's names, for messages about a broken row's column. */
+  let headerNames: string[] = [];
+  /** Where the last record read ends (its line break included), and the blank lines skipped until then: a broken row starts after both. */
+  let lastRecordEnd = 0;
+  let lastEmptyLines = 0;
   const take = (record: string[]) => {
+    // The row as a spreadsheet numbers it: every record so far (the header is row 1) and every
+    // blank line skipped, which a spreadsheet shows as an empty row. A quoted cell's line breaks
+    // make no row.
+    const rowNumber = info.records + info.empty_lines;
+    lastRecordEnd = info.bytes;
+    lastEmptyLines = info.empty_lines;
     if (columns === undefined) {
+      headerNames = record;
       const header = resolveHeader(record, catalogue, { ignoreUnknown: true });
       // The upload checked the header; only a since-deleted property can differ, and it is ignored.
       if (!header.ok) throw new Error(`The header of import ${importId} no longer resolves`);
@@ -232,10 +252,11 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
     dataRows++;
     if (dataRows <= resumeAfter) return;
     const checked = checkRow(columns, record);
-    if ('outcomes' in batch) batch.outcomes.push(checked.ok ? { rowNumber: dataRows, row: checked.row } : { rowNumber: dataRows, message: checked.message });
+    if ('outcomes' in batch) batch.outcomes.push(checked.ok ? { rowNumber, row: checked.row } : { rowNumber, message: checked.message });
     else if (checked.ok) batch.records.add(checked.row);
-    else batch.failures.push({ rowNumber: dataRows, message: checked.message });
+    else batch.failures.push({ rowNumber, message: checked.message });
     batch.rows++;
+    batch.lastRow = rowNumber;
     if (batch.rows >= batchSize) {
       filled.push(batch);
       batch = newBatch();
@@ -245,7 +266,7 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
     for (const rows of filled.splice(0)) await commit(rows);
   };
 
-  let broken = false;
+  let broken: CsvError | undefined;
   try {
     // The stored file a piece at a time (memory stays flat in the file's size), the next piece
     // read while this one is parsed and its batches commit. A whole chunk's bytes at once would
@@ -275,7 +296,7 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
         await feed(slice);
       } catch (error) {
         if (!(error instanceof CsvError)) throw error;
-        broken = true;
+        broken = error;
       }
       await commitFilled();
       if (broken || slice === undefined) break;
@@ -294,12 +315,23 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
   await commit(batch);
   await settleAll();
   if (broken) {
-    // The file itself is broken here: what came before went in; the rest cannot be read reliably.
-    await recordError(db, clock, batchContext, offset, dataRows + 1, 'The file is not valid CSV from this row on; the import stopped here');
+    // The file itself is broken here: what came before went in; the rest cannot be read reliably
+    // (a quote out of place changes what every later cell is). The broken row is a refused row,
+    // numbered as its spreadsheet row, and the report says where the file stopped.
+    const counters = errorCounters(broken);
+    const skipped = counters.emptyLines - lastEmptyLines;
+    const row = counters.records + counters.emptyLines + 1;
+    const lines = await queries.countLines(db, workspaceId, importId, started.chunk_count, lastRecordEnd);
+    const place = { row, line: lines.line + skipped, header: headerNames };
+    const what = describeCsvError(broken, place);
+    await recordError(db, clock, batchContext, offset, row, `${what}. The import stopped at this row: the rows after it were not read`);
     onRowsCommitted?.({ imported: 0, failed: 1 });
     await queries.finishImport(db, workspaceId, importId, 'FAILED', clock.now().toISOString(), {
       rowsTotal: dataRows + 1,
-      reason: `The file is not valid CSV from row ${dataRows + 1} on; the rows before it went in`,
+      reason:
+        `${what}. The file is not valid CSV from there on, so the import stopped: ` +
+        (dataRows > 0 ? `the rows before row ${formatCount(row)} were read (imported, or refused as listed in errors); ` : '') +
+        `row ${formatCount(row)} and the rows after it were not imported`,
     });
     return { importId, status: 'FAILED', rows: dataRows + 1 };
   }
@@ -347,7 +379,7 @@ async function recordError(db: Kysely<DB>, clock: Clock, context: Pick<BatchCont
     const { error_count: kept } = await fence(transaction, context, committedOffset, clock.now().toISOString());
     await transaction
       .updateTable('imports')
-      .set((eb) => ({ rows_failed: eb('rows_failed', '+', 1) }))
+      .set((eb) => ({ rows_failed: eb('rows_failed', '+', 1), last_row_number: rowNumber }))
       .where('workspace_id', '=', workspaceId)
       .where('import_id', '=', importId)
       .execute();
@@ -444,6 +476,7 @@ async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, 
       .updateTable('imports')
       .set((eb) => ({
         rows_committed: nextOffset,
+        last_row_number: batch.lastRow,
         rows_imported: eb('rows_imported', '+', imported),
         rows_failed: eb('rows_failed', '+', failures.length),
         error_count: eb('error_count', '+', kept.length),

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB, ImportStatus } from '../../db/schema.js';
 import { recordEvents } from '../webhooks/outbox.js';
+import { LineCounter } from './text.js';
 
 type Executor = Kysely<DB>;
 
@@ -57,14 +58,38 @@ export async function readChunkPiece(db: Executor, workspaceId: string, importId
   return row?.piece;
 }
 
+/**
+ * The line breaks in the first `bytes` bytes of an import's stored file (all of its first
+ * `chunks` chunks when `bytes` is not given), a whole chunk at a time. Only errors ask, to name the
+ * line where a file breaks: the import's own pass never counts lines.
+ */
+export async function countLines(db: Executor, workspaceId: string, importId: string, chunks: number, bytes = Number.POSITIVE_INFINITY): Promise<LineCounter> {
+  const lines = new LineCounter();
+  let left = bytes;
+  for (let index = 0; index < chunks && left > 0; index++) {
+    const row = await db
+      .selectFrom('import_chunks')
+      .where('workspace_id', '=', workspaceId)
+      .where('import_id', '=', importId)
+      .where('chunk_index', '=', index)
+      .select('data')
+      .executeTakeFirst();
+    if (!row) break;
+    const data = row.data.subarray(0, Math.min(row.data.length, left));
+    lines.add(data);
+    left -= data.length;
+  }
+  return lines;
+}
+
 export async function deleteChunks(db: Executor, workspaceId: string, importId: string) {
   await db.deleteFrom('import_chunks').where('workspace_id', '=', workspaceId).where('import_id', '=', importId).execute();
 }
 
 /**
  * Ends an import that has not ended yet, drops its stored file and records its webhook event
- * (import.completed, or import.failed with `reason`), all in one transaction; false when it had
- * already ended.
+ * (import.completed, or import.failed with `reason`, which the import's report shows too), all in
+ * one transaction; false when it had already ended.
  */
 export async function finishImport(
   db: Executor,
@@ -78,7 +103,13 @@ export async function finishImport(
   return db.transaction().execute(async (transaction) => {
     const ended = await transaction
       .updateTable('imports')
-      .set({ status, finished_at: at, updated_at: at, ...(rowsTotal !== undefined ? { rows_total: rowsTotal } : {}) })
+      .set({
+        status,
+        finished_at: at,
+        updated_at: at,
+        ...(rowsTotal !== undefined ? { rows_total: rowsTotal } : {}),
+        ...(status === 'FAILED' ? { failure_reason: options.reason ?? 'The import stopped' } : {}),
+      })
       .where('workspace_id', '=', workspaceId)
       .where('import_id', '=', importId)
       .where('status', 'in', ['RECEIVING', 'QUEUED', 'RUNNING'])

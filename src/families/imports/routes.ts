@@ -30,15 +30,22 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
         operationId: 'createImport',
         summary: 'Import people from a CSV file',
         description:
-          'Stores the file, then imports it in the background: poll `GET /imports/{importId}`. The header is checked as the upload ' +
-          'starts (an unknown column is a 400 naming it); bad data rows are reported by row number in the import while the good ' +
-          `rows go in. Rows are committed in batches of ${service.IMPORT_BATCH_ROWS}: a crash or restart resumes after the last committed row.`,
+          'Stores the file, then imports it in the background: poll `GET /imports/{importId}`. The file is checked as the upload ' +
+          'arrives: its encoding (every byte, a 400 naming the first line that is not UTF-8) and its header (every unknown, unnamed or ' +
+          'repeated column in one 400, with the columns allowed); a refused file changes nothing. Data rows are checked by the import: a bad ' +
+          'row is reported by its row number while the good rows go in. A row where the file stops being valid CSV (a quote never closed, ' +
+          'say) ends the import, FAILED: the rows before it stay imported, the rows after it are not read, and the report says so. ' +
+          `Rows are committed in batches of ${service.IMPORT_BATCH_ROWS}: a crash or restart resumes after the last committed row.`,
         tags,
         querystring: CreateImportQuery,
         body: { content: { 'text/csv': { schema: CsvBody } } },
         response: {
           202: Type.Ref(ImportAccepted),
-          400: errorResponse('An unknown, repeated or missing (`email`) column, an empty file, or an invalid query parameter.'),
+          400: errorResponse(
+            'The header: unknown, unnamed or repeated columns, or no `email` column (one error each, `path` `["header", column]`), or no header ' +
+              'row, or a header that is not valid CSV. The file: bytes that are not UTF-8 (or UTF-16 after its byte-order mark), or a spreadsheet ' +
+              'workbook (.xlsx, .xls) rather than CSV. Or an invalid query parameter.',
+          ),
           404: errorResponse('The population `populationId` does not exist.'),
           413: errorResponse('The file is larger than 2 GiB.'),
           415: errorResponse('The request body is not `text/csv`.'),
@@ -63,7 +70,9 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
       schema: {
         operationId: 'getImport',
         summary: 'Read an import',
-        description: 'Progress and outcome of a CSV import, with the first 1000 refused rows.',
+        description:
+          'Progress and outcome of a CSV import: the rows read, imported and refused, each refused row by its number (the header is row 1), ' +
+          'the first 1000 of them listed, and, once FAILED, why it stopped.',
         tags,
         params: ImportIdParams,
         response: { 200: Type.Ref(Import), 404: errorResponse('The import does not exist.') },

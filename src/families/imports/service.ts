@@ -1,13 +1,15 @@
 import type { Readable } from 'node:stream';
-import { parse as parseCsv } from 'csv-parse/sync';
 import { inTransaction } from '../../db/transaction.js';
 import { ApiError, badRequest, notFound } from '../../http/errors.js';
 import { idPrefixes, newId } from '../../ids.js';
 import { enqueueJob } from '../../jobs/queue.js';
 import { loadPropertyCatalogue } from '../people/values.js';
-import { resolveHeader } from './columns.js';
+import type { ImportDelimiter } from '../../db/schema.js';
+import { knownColumnNames, resolveHeader } from './columns.js';
+import { describeCsvError, readHeaderRow } from './csv.js';
 import * as queries from './queries.js';
 import { IMPORT_ERRORS_KEPT_MAX } from './queries.js';
+import { formatCount, LineCounter, NotText, SpreadsheetFile, textPieces } from './text.js';
 import type { CallContext as SharedCallContext } from '../../context.js';
 
 export const IMPORT_QUEUE = 'people.import';
@@ -27,50 +29,73 @@ export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId'
 
 const tooLarge = () => new ApiError('PAYLOAD_TOO_LARGE', [{ message: `The CSV file is larger than ${IMPORT_BYTES_MAX} bytes`, path: [] }]);
 
+const saveAs = 'Save it from the spreadsheet program as "CSV UTF-8" (comma, semicolon or tab separated) and upload that file.';
+
+/** The 400 for a file that is not the text it says it is, at the 1-based `line` (counted over the bytes before the bad one). */
+function notTextError(error: NotText | SpreadsheetFile, line: number) {
+  if (error instanceof SpreadsheetFile) return badRequest(`${error.message}. ${saveAs}`, []);
+  if (error.encoding === 'UTF-16') {
+    return badRequest(`The file starts with a UTF-16 byte-order mark but is not valid UTF-16 text, at or after line ${formatCount(line)}. ${saveAs}`, []);
+  }
+  return badRequest(
+    `The file is not UTF-8 text: line ${formatCount(line)} has a byte that is not UTF-8, as in a file saved in another encoding (Windows-1252, Latin-1, Mac Roman). ${saveAs}`,
+    [],
+  );
+}
+
+const isNotText = (error: unknown): error is NotText | SpreadsheetFile => error instanceof NotText || error instanceof SpreadsheetFile;
+
 /**
- * Reads the stream up to the end of the header row (a line break outside quotes), without
- * taking more than HEADER_BYTES_MAX. Returns the bytes read so far (the header and whatever came
- * with it), which still belong to the file.
+ * Reads the file's text up to the end of the header row (a line break outside quotes), without
+ * taking more than HEADER_BYTES_MAX, and reads the header with the separator it uses. Returns the
+ * bytes read so far (the header and whatever came with it), which still belong to the file.
  */
-async function readHeader(iterator: AsyncIterator<Buffer>): Promise<{ header: string[]; bytes: Buffer[]; ended: boolean }> {
+async function readHeader(text: AsyncIterator<Buffer>, known: ReadonlySet<string>): Promise<{ header: string[]; delimiter: ImportDelimiter; bytes: Buffer[]; ended: boolean }> {
   const bytes: Buffer[] = [];
   let length = 0;
   let inQuotes = false;
   let scanned = 0;
   for (;;) {
-    const next = await iterator.next();
-    if (next.done) {
-      const text = Buffer.concat(bytes).toString('utf8');
-      return { header: headerCells(text), bytes, ended: true };
+    let next: IteratorResult<Buffer>;
+    try {
+      next = await text.next();
+    } catch (error) {
+      if (!isNotText(error)) throw error;
+      const lines = new LineCounter();
+      for (const piece of bytes) lines.add(piece);
+      throw notTextError(error, lines.line);
     }
-    const piece = Buffer.isBuffer(next.value) ? next.value : Buffer.from(next.value);
-    bytes.push(piece);
-    length += piece.length;
-    const all = Buffer.concat(bytes);
+    if (next.done) return { ...headerCells(Buffer.concat(bytes), known), bytes, ended: true };
+    bytes.push(next.value);
+    length += next.value.length;
+    const all = bytes.length === 1 ? next.value : Buffer.concat(bytes);
     for (; scanned < all.length; scanned++) {
       const byte = all[scanned];
       if (byte === 0x22) inQuotes = !inQuotes;
-      else if (!inQuotes && (byte === 0x0a || byte === 0x0d)) return { header: headerCells(all.subarray(0, scanned).toString('utf8')), bytes, ended: false };
+      else if (!inQuotes && (byte === 0x0a || byte === 0x0d)) return { ...headerCells(all.subarray(0, scanned), known), bytes, ended: false };
     }
     if (length > HEADER_BYTES_MAX) throw badRequest(`The header row is longer than ${HEADER_BYTES_MAX} bytes`, ['header']);
   }
 }
 
-function headerCells(line: string): string[] {
-  if (line.replace(/^\uFEFF/, '').trim() === '') throw badRequest('The CSV file has no header row', ['header']);
-  try {
-    const records = parseCsv(line, { bom: true, relax_column_count: true }) as string[][];
-    return records[0] ?? [];
-  } catch {
-    throw badRequest('The header row is not valid CSV', ['header']);
+function headerCells(line: Buffer, known: ReadonlySet<string>): { header: string[]; delimiter: ImportDelimiter } {
+  // UTF-16 without a byte-order mark reads as text with a NUL between its letters.
+  if (line.includes(0)) {
+    throw badRequest(`The header row holds NUL characters: the file looks like UTF-16 text without a byte-order mark. ${saveAs}`, ['header']);
   }
+  const text = line.toString('utf8');
+  if (text.replace(/^\uFEFF/, '').trim() === '') throw badRequest('The CSV file has no header row', ['header']);
+  const read = readHeaderRow(text, known);
+  if (!read.ok) throw badRequest(`The header row is not valid CSV. ${describeCsvError(read.error, { row: 1, line: 1 })}`, ['header']);
+  return { header: read.cells, delimiter: read.delimiter };
 }
 
 /**
- * Receives a CSV import: checks the header against the workspace's properties, streams the file
- * into import_chunks (one short transaction per chunk, so memory stays flat in the file's size),
- * then marks the import QUEUED and enqueues its job in one transaction. Anything that goes wrong
- * before that deletes what was stored: the client never saw the import's id.
+ * Receives a CSV import: reads the file as UTF-8 text (transcoding UTF-16), checks the header
+ * against the workspace's properties, streams the file into import_chunks (one short transaction
+ * per chunk, so memory stays flat in the file's size), then marks the import QUEUED and enqueues
+ * its job in one transaction. Anything that goes wrong before that (bytes that are not text, say)
+ * deletes what was stored: the client never saw the import's id, and nothing changed.
  */
 export async function receiveImport(context: CallContext, body: Readable, populationId: string | undefined) {
   const { db, workspaceId } = context;
@@ -78,25 +103,26 @@ export async function receiveImport(context: CallContext, body: Readable, popula
     const population = await db.selectFrom('populations').select('population_id').where('workspace_id', '=', workspaceId).where('population_id', '=', populationId).executeTakeFirst();
     if (!population) throw notFound('Population', ['populationId']);
   }
-  const iterator = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
-  const { header, bytes, ended } = await readHeader(iterator);
-  const checked = resolveHeader(header, await loadPropertyCatalogue(db, workspaceId));
-  if (!checked.ok) throw badRequest(checked.message, ['header', checked.column]);
+  const text = textPieces((body as AsyncIterable<Buffer>)[Symbol.asyncIterator]());
+  const catalogue = await loadPropertyCatalogue(db, workspaceId);
+  const { header, delimiter, bytes, ended } = await readHeader(text, knownColumnNames(catalogue));
+  const checked = resolveHeader(header, catalogue);
+  if (!checked.ok) throw new ApiError('VALIDATION', checked.problems.map((problem) => ({ message: problem.message, path: ['header', problem.column] })));
 
   const importId = newId(idPrefixes.import);
   const now = context.clock.now().toISOString();
   await db
     .insertInto('imports')
-    .values({ workspace_id: workspaceId, import_id: importId, status: 'RECEIVING', population_id: populationId ?? null, created_by_user_id: context.userId, created_at: now, updated_at: now })
+    .values({ workspace_id: workspaceId, import_id: importId, status: 'RECEIVING', delimiter, population_id: populationId ?? null, created_by_user_id: context.userId, created_at: now, updated_at: now })
     .execute();
+  // One chunk's bytes, filled and stored again and again: a new buffer per chunk (and the
+  // pieces concatenated into it) left a megabyte or two of garbage outside V8's heap per
+  // chunk, which the heap's collections free only now and then (issue 12: peak RSS).
+  const chunk = Buffer.allocUnsafe(IMPORT_CHUNK_BYTES);
+  let filled = 0;
+  let chunkIndex = 0;
   try {
-    // One chunk's bytes, filled and stored again and again: a new buffer per chunk (and the
-    // pieces concatenated into it) left a megabyte or two of garbage outside V8's heap per
-    // chunk, which the heap's collections free only now and then (issue 12: peak RSS).
-    const chunk = Buffer.allocUnsafe(IMPORT_CHUNK_BYTES);
-    let filled = 0;
     let total = 0;
-    let chunkIndex = 0;
     // Chunks are exactly IMPORT_CHUNK_BYTES (the last one less), however the body arrives.
     const take = async (piece: Buffer) => {
       total += piece.length;
@@ -114,9 +140,9 @@ export async function receiveImport(context: CallContext, body: Readable, popula
     for (const piece of bytes) await take(piece);
     if (!ended) {
       for (;;) {
-        const next = await iterator.next();
+        const next = await text.next();
         if (next.done) break;
-        await take(Buffer.isBuffer(next.value) ? next.value : Buffer.from(next.value));
+        await take(next.value);
       }
     }
     if (filled > 0) await queries.insertChunk(db, workspaceId, importId, chunkIndex++, chunk.subarray(0, filled));
@@ -131,8 +157,15 @@ export async function receiveImport(context: CallContext, body: Readable, popula
         .execute();
     });
   } catch (error) {
+    let refusal = error;
+    if (isNotText(error)) {
+      // The text before the bad bytes is all taken: stored, or in the chunk being filled.
+      const lines = await queries.countLines(db, workspaceId, importId, chunkIndex);
+      lines.add(chunk.subarray(0, filled));
+      refusal = notTextError(error, lines.line);
+    }
     await db.deleteFrom('imports').where('workspace_id', '=', workspaceId).where('import_id', '=', importId).execute();
-    throw error;
+    throw refusal;
   }
   return { importId, status: 'QUEUED' as const };
 }
@@ -144,7 +177,13 @@ export type ImportView = {
   rowsImported: number;
   rowsFailed: number;
   errors: { row: number; message: string }[];
+  errorsOmitted?: number;
+  lastRow?: number;
+  failureReason?: string;
 };
+
+/** What the sweep records for an import whose job failed for good (src/families/people/purge.ts); read the same before it runs. */
+const JOB_FAILED_REASON = 'Its background work failed for good';
 
 /**
  * An import as the API shows it. An import still being received is not one yet (404). One whose
@@ -156,12 +195,16 @@ export async function getImport(context: Pick<CallContext, 'db' | 'workspaceId'>
   if (!row || row.status === 'RECEIVING') throw notFound('Import', ['importId']);
   const errors = row.error_count > 0 ? await queries.findImportErrors(context.db, context.workspaceId, importId) : [];
   const status = (row.status === 'QUEUED' || row.status === 'RUNNING') && row.job_state === 'failed' ? 'FAILED' : row.status;
+  const listed = errors.slice(0, IMPORT_ERRORS_KEPT_MAX).map((error) => ({ row: error.row_number, message: error.message }));
   return {
     importId: row.import_id,
     status,
     rowsTotal: row.rows_total ?? row.rows_committed,
     rowsImported: row.rows_imported,
     rowsFailed: row.rows_failed,
-    errors: errors.slice(0, IMPORT_ERRORS_KEPT_MAX).map((error) => ({ row: error.row_number, message: error.message })),
+    errors: listed,
+    ...(row.rows_failed > listed.length ? { errorsOmitted: row.rows_failed - listed.length } : {}),
+    ...(row.last_row_number !== null ? { lastRow: row.last_row_number } : {}),
+    ...(status === 'FAILED' ? { failureReason: row.failure_reason ?? JOB_FAILED_REASON } : {}),
   };
 }

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { expect } from 'vitest';
 import { call, callTestHelper, type Tenant, type TestService } from '../../../test/harness.js';
 
@@ -10,13 +11,13 @@ export interface ImportResponse {
   errors: { row: number; message: string }[];
 }
 
-/** POST /imports with a CSV body; answers the raw response. */
-export function postCsv(service: TestService, token: string, csv: string, query?: Record<string, string>, contentType = 'text/csv') {
+/** POST /imports with a CSV body (text, bytes, or a stream that delivers it in pieces); answers the raw response. */
+export function postCsv(service: TestService, token: string, csv: string | Buffer | Readable, query?: Record<string, string>, contentType = 'text/csv') {
   return call(service, 'POST', '/imports', { token, body: csv, query, headers: { 'content-type': contentType } });
 }
 
 /** Posts a CSV that must be accepted; answers its import id. */
-export async function startImport(service: TestService, tenant: Tenant, csv: string, query?: Record<string, string>): Promise<string> {
+export async function startImport(service: TestService, tenant: Tenant, csv: string | Buffer | Readable, query?: Record<string, string>): Promise<string> {
   const response = await postCsv(service, tenant.token, csv, query);
   expect(response.statusCode, response.body).toBe(202);
   expect(response.json()).toEqual({ importId: expect.stringMatching(/^imp_/), status: 'QUEUED' });
