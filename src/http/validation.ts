@@ -14,6 +14,8 @@ function makeAjv(coerceTypes: boolean | 'array'): Ajv {
     coerceTypes,
     allErrors: false,
     strict: false,
+    // Errors carry the schema they broke: a list's values name what is allowed (validation-errors.ts).
+    verbose: true,
   });
   addFormats(ajv);
   return ajv;
