@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createTenant, startTestService, type Tenant, type TestService } from '../../test/harness.js';
@@ -21,6 +22,12 @@ beforeAll(async () => {
         app.get('/v1/test-only/bug', { config: { public: true } }, async () => {
           throw new Error('secret internal detail');
         });
+        // A path parameter of a list of values (no documented route has one yet).
+        app.get(
+          '/v1/test-only/colours/:colour',
+          { config: { public: true }, schema: { hide: true, params: Type.Object({ colour: Type.Union([Type.Literal('RED'), Type.Literal('GREEN')]) }) } },
+          async () => ({}),
+        );
         app.get('/v1/test-only/sql', { config: { public: true } }, async () => {
           await sql`select secret_column from secret_table where token = ${'secret-value'}`.execute(service.deps.db);
           return {};
@@ -182,6 +189,51 @@ describe('400 validation errors', () => {
       body: { ...validStudy, studyPlan: { name: 'x', description: 'y'.repeat(1024 * 1024) } },
     });
     expectErrorsBody(response, 413);
+  });
+});
+
+describe('400: a value outside a list of values', () => {
+  const studyTypes = 'must be one of: SURVEY, INTERVIEWS, UNMODERATED_TEST, GROUP_INTERVIEW';
+  const refused = async (method: string, url: string, options: { body?: unknown; query?: Record<string, string> }) =>
+    expectErrorsBody(await call(service, method, url, { token: tenant.token, ...options }), 400);
+
+  it('names the allowed values for a body field, whatever the schema spells the list with', async () => {
+    // A string `enum`.
+    expect(await refused('POST', '/studies', { body: { ...validStudy, studyType: 'INTERVIEW' } })).toEqual([{ message: `studyType ${studyTypes}`, path: ['studyType'] }]);
+    // A value of another type gets the same answer: the list is what the client needs.
+    expect(await refused('POST', '/studies', { body: { ...validStudy, studyType: 5 } })).toEqual([{ message: `studyType ${studyTypes}`, path: ['studyType'] }]);
+    // A union of literals (an anyOf of consts): one error, not one per literal and one for the anyOf.
+    expect(await refused('POST', '/incentives', { body: { participantId: 'ptc_x', type: 'CASH', amountCents: 100 } })).toEqual([
+      { message: 'type must be one of: MONEY_OR_GIFT_CARD, PROVIDER_ONE_MONEY, RECRUITMENT_FEE, CUSTOM', path: ['type'] },
+    ]);
+    // A list of one.
+    expect(await refused('PATCH', '/studies/stu_x/participants/ptc_x', { body: { consentFormSubmitted: false } })).toEqual([
+      { message: 'consentFormSubmitted must be true', path: ['consentFormSubmitted'] },
+    ]);
+  });
+
+  it('names them for a nested field and for an item of an array', async () => {
+    const question = { name: 'How often do you shop online?', type: 'SHORT_FORM', isRequired: true };
+    expect(await refused('PUT', '/studies/stu_x/screener', { body: { questions: [question, { ...question, category: 'complex' }] } })).toEqual([
+      { message: 'category must be one of: simple, contact, consent', path: ['questions', '1', 'category'] },
+    ]);
+    expect(await refused('POST', '/properties/import', { body: [{ name: 'Shoe size', propertyType: 'NUMBER' }, { name: 'Pet', propertyType: 'TEXT' }] })).toEqual([
+      { message: 'propertyType must be one of: STRING, NUMBER, DATETIME, BOOLEAN, SINGLE_SELECT, MULTI_SELECT, LOCATION', path: ['1', 'propertyType'] },
+    ]);
+    const sort = { operator: 'UP', propertyGroup: 'PERSON', propertyName: 'EMAIL' };
+    expect(await refused('POST', '/people/search', { body: { filter: { filters: [], sort } } })).toEqual([{ message: 'operator must be one of: ASC, DESC', path: ['filter', 'sort', 'operator'] }]);
+  });
+
+  it('names them for a query parameter and a path parameter', async () => {
+    expect(await refused('GET', '/studies', { query: { status: 'OPEN' } })).toEqual([{ message: 'status must be one of: DRAFT, ACTIVE, PAUSED, CLOSED', path: ['status'] }]);
+    const response = await service.app.inject({ method: 'GET', url: '/v1/test-only/colours/BLUE' });
+    expect(expectErrorsBody(response, 400)).toEqual([{ message: 'colour must be one of: RED, GREEN', path: ['colour'] }]);
+    expect((await service.app.inject({ method: 'GET', url: '/v1/test-only/colours/GREEN' })).statusCode).toBe(200);
+  });
+
+  it('says a nullable field may also be null, in one error', async () => {
+    expect(await refused('PATCH', '/studies/stu_x/participants/ptc_x', { body: { rating: 7 } })).toEqual([{ message: 'rating must be <= 5 or null', path: ['rating'] }]);
+    expect(await refused('PATCH', '/studies/stu_x/participants/ptc_x', { body: { note: 5 } })).toEqual([{ message: 'note must be string or null', path: ['note'] }]);
   });
 });
 

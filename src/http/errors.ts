@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../db/unavailable.js';
+import { type AjvLikeError, validationItems } from './validation-errors.js';
 
 /** One item of the contract's validation-style error body. */
 export interface ErrorItem {
@@ -58,43 +59,6 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.type('application/json; charset=utf-8').send({ errors: error.items });
 }
 
-interface AjvLikeError {
-  instancePath?: string;
-  keyword?: string;
-  message?: string;
-  params?: Record<string, unknown>;
-  /** Set by Ajv on the error of a `propertyNames` rule: the offending key of the object at instancePath. */
-  propertyName?: string;
-}
-
-const contextLocation: Record<string, string> = { body: 'body', params: 'path', querystring: 'query', headers: 'header' };
-
-/** An Ajv error as the contract's {message, path}: path from the body's root, array indexes as strings. */
-export function validationItem(error: AjvLikeError, context: string | undefined): ErrorItem {
-  const path = (error.instancePath ?? '')
-    .split('/')
-    .slice(1)
-    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
-  // Headers arrive lowercased; name them as they are documented (Idempotency-Key).
-  if (context === 'headers' && path[0] !== undefined) path[0] = path[0].replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => dash + letter.toUpperCase());
-  const params = error.params ?? {};
-  let message = error.message ?? 'is invalid';
-  if (typeof error.propertyName === 'string') {
-    path.push(error.propertyName);
-    return { message: `The property name ${message}`, path };
-  }
-  if (error.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
-    path.push(params.additionalProperty);
-    message = 'is not a known field';
-  } else if (error.keyword === 'required' && typeof params.missingProperty === 'string') {
-    path.push(params.missingProperty);
-    message = 'is required';
-  }
-  const where = contextLocation[context ?? 'body'] ?? 'body';
-  if (path.length === 0) return { message: `${where === 'body' ? 'The request body' : 'The request'} ${message}`, path };
-  return { message: `${path.at(-1)} ${message}`, path };
-}
-
 /**
  * Errors Fastify raises before any route is found (a URL it cannot decode, a path parameter
  * longer than maxParamLength), which would otherwise get a JSON body of Fastify's own shape.
@@ -115,14 +79,7 @@ export function installErrorHandling(app: FastifyInstance): void {
       if (error.status >= 500) request.log.error({ err: error }, 'request failed');
       return sendError(reply, error);
     }
-    if (error.validation) {
-      // A broken `propertyNames` rule comes as two errors: the rule the key broke (which names
-      // the key) and a generic "property name must be valid"; the first says it all.
-      const errors = error.validation as AjvLikeError[];
-      const named = errors.some((item) => typeof item.propertyName === 'string');
-      const items = errors.filter((item) => !(named && item.keyword === 'propertyNames')).map((item) => validationItem(item, error.validationContext));
-      return sendError(reply, new ApiError('VALIDATION', items));
-    }
+    if (error.validation) return sendError(reply, new ApiError('VALIDATION', validationItems(error.validation as AjvLikeError[], error.validationContext)));
     const status = error.statusCode ?? 500;
     if (status === 413) return sendError(reply, new ApiError('PAYLOAD_TOO_LARGE', [{ message: 'The request body is too large', path: [] }]));
     if (status === 415) {

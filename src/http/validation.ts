@@ -14,6 +14,8 @@ function makeAjv(coerceTypes: boolean | 'array'): Ajv {
     coerceTypes,
     allErrors: false,
     strict: false,
+    // Errors carry the schema they broke: a list's values name what is allowed (validation-errors.ts).
+    verbose: true,
   });
   addFormats(ajv);
   return ajv;
@@ -56,6 +58,31 @@ function findUnstorable(value: unknown, path: string): Unstorable | undefined {
 }
 
 /**
+ * Marks a schema whose `enum` the operation checks itself, for a refusal that knows more than the
+ * schema can (a filter's comparison: those of the property's type, once the property is known).
+ * The document lists the values as usual; the validators check the schema without its `enum`.
+ */
+export const CHECKED_BY_OPERATION = 'x-checked-by-operation';
+
+const isRecord = (value: unknown): value is Record<string | symbol, unknown> => typeof value === 'object' && value !== null;
+
+/** The schema as the validators check it: without the `enum` of schemas marked CHECKED_BY_OPERATION, copied only where that changes it. */
+export function validatedSchema<T>(schema: T): T {
+  if (Array.isArray(schema)) {
+    const items = schema.map((item: unknown) => validatedSchema(item));
+    return items.some((item, index) => item !== schema[index]) ? (items as T) : schema;
+  }
+  if (!isRecord(schema)) return schema;
+  let copy: Record<string | symbol, unknown> | undefined;
+  for (const [key, value] of Object.entries(schema)) {
+    const validated = validatedSchema(value);
+    if (validated !== value) (copy ??= { ...schema })[key] = validated;
+  }
+  if (schema[CHECKED_BY_OPERATION] === true && 'enum' in schema) delete (copy ??= { ...schema }).enum;
+  return (copy ?? schema) as T;
+}
+
+/**
  * Request validation: bodies are JSON and checked strictly (no type coercion: "5" is not 5);
  * path and query parameters are text and coerced to their declared types. Strings containing
  * NUL or unpaired surrogates are refused everywhere, values and property names alike, since
@@ -70,11 +97,11 @@ export function installValidation(app: FastifyInstance): void {
     if (!sharedAdded.has(ajv)) {
       for (const shared of Object.values(app.getSchemas())) {
         const id = (shared as { $id?: string }).$id;
-        if (id && !ajv.getSchema(id)) ajv.addSchema(shared as object);
+        if (id && !ajv.getSchema(id)) ajv.addSchema(validatedSchema(shared as object));
       }
       sharedAdded.add(ajv);
     }
-    return ajv.compile(schema);
+    return ajv.compile(validatedSchema(schema));
   };
 
   // Each validator is compiled on its first request, not at start: compiling them all before

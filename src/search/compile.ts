@@ -1,9 +1,9 @@
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import { at, DAY_MS } from './sql.js';
-import { ApiError, badRequest } from '../http/errors.js';
+import { ApiError, badRequest, type ErrorItem } from '../http/errors.js';
 import { type Catalogue, type CompileContext, computableName, isReferenceName, type Membership, type PropertyDefinition, type ValueType } from './catalogue.js';
 import type { PropertyGroup } from './names.js';
-import { type Comparison, type Filter, type FilterGroup, MAX_FILTERS, MAX_GROUP_LEVEL, type RootFilter, type Sort } from './schemas.js';
+import { type Comparison, comparisons, type Filter, type FilterGroup, MAX_FILTERS, MAX_GROUP_LEVEL, type RootFilter, type Sort } from './schemas.js';
 
 type Condition = RawBuilder<SqlBool>;
 type Path = string[];
@@ -99,6 +99,11 @@ export function namedPropertyIds(filter: RootFilter | undefined, catalogue: Cata
   return [...ids];
 }
 
+const PROPERTY_IDS_HINT = "GET /properties lists the workspace's custom properties with their ids.";
+/** How a filter names a custom person property, said where a name is unknown. */
+const FILTER_CUSTOM_HINT = `A custom person property is named by its id: {"propertyId": "<id>"}; ${PROPERTY_IDS_HINT}`;
+const SORT_CUSTOM_HINT = `To sort by a custom person property, give its id as propertyName (propertyGroup PERSON); ${PROPERTY_IDS_HINT}`;
+
 /** Comparisons whose result is the complement of another's: they also match people with no value. */
 export const complements: Partial<Record<Comparison, Comparison>> = {
   NOT_EQUALS: 'EQUALS',
@@ -155,30 +160,39 @@ const or = (conditions: Condition[]): Condition => (conditions.length === 0 ? sq
 const not = (condition: Condition): Condition => sql<SqlBool>`(not coalesce(${condition}, false))`;
 const textArray = (values: string[]) => sql`cast(${values} as text[])`;
 
-/** Values: each reader refuses what does not fit, naming the value's path. */
+/**
+ * A value, or an item of it, not of the shape its comparison takes: compileRootFilter answers it
+ * with what that comparison takes (valueTaken), at the path the reader names.
+ */
+class ValueMismatch extends Error {
+  constructor(readonly path: Path) {
+    super('The value does not fit its comparison');
+  }
+}
+
+/** Values: each reader refuses what does not fit (ValueMismatch), naming the value's path. */
 export const read = {
-  none(value: unknown, path: Path, comparison: Comparison) {
-    if (value !== undefined) throw badRequest(`${comparison} takes no value`, path);
+  none(value: unknown, path: Path) {
+    if (value !== undefined) throw new ValueMismatch(path);
   },
   string(value: unknown, path: Path): string {
-    if (typeof value !== 'string') throw badRequest('value must be a string', path);
-    if (value.length > 1000) throw badRequest('value must be at most 1000 characters', path);
+    if (typeof value !== 'string' || value.length > 1000) throw new ValueMismatch(path);
     return value;
   },
   strings(value: unknown, path: Path): string[] {
-    if (!Array.isArray(value) || value.length === 0 || value.length > 1000) throw badRequest('value must be an array of 1 to 1000 strings', path);
+    if (!Array.isArray(value) || value.length === 0 || value.length > 1000) throw new ValueMismatch(path);
     return value.map((item, index) => read.string(item, [...path, String(index)]));
   },
   number(value: unknown, path: Path): number {
-    if (typeof value !== 'number' || !Number.isFinite(value)) throw badRequest('value must be a number', path);
+    if (typeof value !== 'number' || !Number.isFinite(value)) throw new ValueMismatch(path);
     return value;
   },
   pair<T>(value: unknown, path: Path, item: (value: unknown, path: Path) => T): [T, T] {
-    if (!Array.isArray(value) || value.length !== 2) throw badRequest('value must be an array of two items [from, to]', path);
+    if (!Array.isArray(value) || value.length !== 2) throw new ValueMismatch(path);
     return [item(value[0], [...path, '0']), item(value[1], [...path, '1'])];
   },
   days(value: unknown, path: Path): number {
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 36_500) throw badRequest('value must be a whole number of days from 0 to 36500', path);
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 36_500) throw new ValueMismatch(path);
     return value;
   },
   /** A date covers its UTC day; a date-time is an instant (from = to). */
@@ -190,9 +204,38 @@ export const read = {
         return { from: at, to: isDate ? new Date(at.getTime() + DAY_MS) : at, isDate };
       }
     }
-    throw badRequest('value must be a date (YYYY-MM-DD) or an ISO 8601 date-time', path);
+    throw new ValueMismatch(path);
   },
 };
+
+const DATE_OR_DATE_TIME = 'a date (YYYY-MM-DD) or an ISO 8601 date-time';
+
+/** What value a comparison takes on a property of this type, as refusals say it. */
+export function valueTaken(type: ValueType, comparison: Comparison): string {
+  if (comparison === 'IS_EMPTY' || comparison === 'IS_NOT_EMPTY' || comparison === 'IS_TRUE' || comparison === 'IS_FALSE') return 'no value (leave `value` out)';
+  switch (type) {
+    case 'text':
+    case 'email':
+      return comparison === 'IN' || comparison === 'NOT_IN' ? 'an array of 1 to 1000 strings' : 'a string of at most 1000 characters';
+    case 'number':
+      return comparison === 'BETWEEN' ? 'an array of two numbers [min, max], min not greater than max' : 'a number';
+    case 'datetime':
+      if (comparison === 'BETWEEN') return `an array [from, to] of two values, each ${DATE_OR_DATE_TIME}, from not after to`;
+      if (comparison === 'IN_LAST_DAYS' || comparison === 'NOT_IN_LAST_DAYS') return 'a whole number of days from 0 to 36500';
+      return DATE_OR_DATE_TIME;
+    case 'boolean':
+      return 'no value (leave `value` out)';
+    case 'enum':
+      return 'an array of 1 to 1000 of its values';
+    case 'select':
+    case 'multiselect':
+      return 'an array of 1 to 1000 of its option names or ids';
+    case 'membership':
+      return 'an array of 1 to 1000 ids';
+    case 'location':
+      return comparison === 'WITHIN_KM' ? 'an object {"lat", "lng", "km"} of numbers' : 'an array of 1 to 1000 ISO 3166-1 alpha-2 country codes';
+  }
+}
 
 
 /**
@@ -207,11 +250,13 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
   const sortGroups = new Set<PropertyGroup>();
   let filterCount = 0;
 
-  const resolve = (group: PropertyGroup, name: string, path: Path, used: Set<PropertyGroup>): PropertyDefinition => {
+  const resolve = (group: PropertyGroup, name: string, path: Path, used: Set<PropertyGroup>, customHint: string): PropertyDefinition => {
     const definition = computableName(options.catalogue, group, name) ?? (group === 'PERSON' ? customProperties.get(name) : undefined);
     if (!definition) {
       if (isReferenceName(group, name)) throw badRequest(`${group}.${name} cannot be computed by this service yet${uncomputableReasons[`${group}.${name}`] ?? ''}`, path);
-      throw badRequest(`${name} is not a name of the ${group} property group${group === 'PERSON' ? ' nor the id of a custom person property' : ''}`, path);
+      const names = Object.keys(options.catalogue.names[group]).join(', ');
+      const custom = group === 'PERSON' ? ' nor the id of a custom person property' : '';
+      throw badRequest(`${name} is not a name of the ${group} property group${custom}. ${group} names: ${names}. ${customHint}`, path);
     }
     const availability = options.groups[group];
     if (availability !== true) throw badRequest(availability, path.slice(0, -1).concat('propertyGroup'));
@@ -229,7 +274,11 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
   const optionNames = (definition: PropertyDefinition, value: unknown, path: Path): string[] =>
     read.strings(value, path).map((given, index) => {
       const option = definition.options?.find((candidate) => candidate.name === given || candidate.id === given);
-      if (!option) throw badRequest(`${given} is not an option of ${definition.label}`, [...path, String(index)]);
+      if (!option) {
+        const names = (definition.options ?? []).map((candidate) => candidate.name);
+        const kind = definition.type === 'enum' ? 'values' : 'options (by name, exactly as written, or by id)';
+        throw badRequest(`${given} is not ${definition.type === 'enum' ? 'a value' : 'an option'} of ${definition.label}; its ${kind}: ${names.join(', ')}`, [...path, String(index)]);
+      }
       return option.name;
     });
 
@@ -237,7 +286,7 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
     const value = definition.value(context);
     const type = definition.type;
     if (comparison === 'IS_EMPTY') {
-      read.none(raw, path, comparison);
+      read.none(raw, path);
       if (type === 'membership') return sql<SqlBool>`not exists (${definition.membership!.ids(context)})`;
       if (type === 'text' || type === 'email' || type === 'enum' || type === 'select') return sql<SqlBool>`(${value} is null or ${value} = '')`;
       if (type === 'multiselect') return sql<SqlBool>`(${value} is null or jsonb_array_length(${value}) = 0)`;
@@ -274,6 +323,8 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
         const num = (n: number) => sql`cast(${String(n)} as numeric)`;
         if (comparison === 'BETWEEN') {
           const [min, max] = read.pair(raw, path, read.number);
+          // Reversed bounds would match nobody, silently: the client meant something else.
+          if (min > max) throw badRequest(`BETWEEN takes [min, max] with min not greater than max; ${min} is greater than ${max}`, path);
           return sql<SqlBool>`(${value} between ${num(min)} and ${num(max)})`;
         }
         return sql<SqlBool>`${value} ${sql.raw(operators[comparison]!)} ${num(read.number(raw, path))}`;
@@ -286,6 +337,10 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
         }
         if (comparison === 'BETWEEN') {
           const [from, to] = read.pair(raw, path, read.moment);
+          // Empty when from starts after to ends (a date's end is exclusive): reversed bounds, refused.
+          if (from.from.getTime() > to.to.getTime() || (to.isDate && from.from.getTime() >= to.to.getTime())) {
+            throw badRequest(`BETWEEN takes [from, to] with from not after to; ${String((raw as unknown[])[0])} is after ${String((raw as unknown[])[1])}`, path);
+          }
           return sql<SqlBool>`(${value} >= ${at(from.from)} and ${value} ${sql.raw(to.isDate ? '<' : '<=')} ${at(to.to)})`;
         }
         const moment = read.moment(raw, path);
@@ -296,7 +351,7 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
         return sql<SqlBool>`(${value} >= ${at(day)} and ${value} < ${at(new Date(day.getTime() + DAY_MS))})`;
       }
       case 'boolean':
-        read.none(raw, path, comparison);
+        read.none(raw, path);
         return comparison === 'IS_TRUE' ? sql<SqlBool>`(${value} is true)` : sql<SqlBool>`(${value} is false)`;
       case 'enum':
       case 'select':
@@ -319,12 +374,12 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
       case 'location': {
         if (comparison === 'COUNTRY_IS') {
           const codes = read.strings(raw, path).map((code, index) => {
-            if (!COUNTRY.test(code)) throw badRequest('value must hold ISO 3166-1 alpha-2 country codes', [...path, String(index)]);
+            if (!COUNTRY.test(code)) throw new ValueMismatch([...path, String(index)]);
             return code.toUpperCase();
           });
           return sql<SqlBool>`upper(${value} ->> 'country') = any(${textArray(codes)})`;
         }
-        if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw badRequest('value must be an object {lat, lng, km}', path);
+        if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ValueMismatch(path);
         const fields = raw as Record<string, unknown>;
         const extra = Object.keys(fields).find((key) => !['lat', 'lng', 'km'].includes(key));
         if (extra !== undefined) throw badRequest(`${extra} is not a known field`, [...path, extra]);
@@ -347,31 +402,63 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
   };
 
   const compileFilter = (item: Filter, path: Path): Condition => {
-    filterCount++;
-    if (filterCount > MAX_FILTERS) throw badRequest(`A filter may hold at most ${MAX_FILTERS} Filters, counted through every level`, path);
     const ref = item.property;
-    const definition =
-      'propertyId' in ref
-        ? customProperties.get(ref.propertyId)
-        : resolve(ref.propertyGroup, ref.propertyName, [...path, 'property', 'propertyName'], filterGroups);
-    if (!definition) throw badRequest('No custom person property has this id', [...path, 'property', 'propertyId']);
-    if ('propertyId' in ref) filterGroups.add('PERSON');
+    let definition: PropertyDefinition;
+    if ('propertyId' in ref) {
+      const custom = customProperties.get(ref.propertyId);
+      if (!custom) throw badRequest(`No custom person property of this workspace has the id ${ref.propertyId}. ${PROPERTY_IDS_HINT}`, [...path, 'property', 'propertyId']);
+      definition = custom;
+      filterGroups.add('PERSON');
+    } else {
+      definition = resolve(ref.propertyGroup, ref.propertyName, [...path, 'property', 'propertyName'], filterGroups, FILTER_CUSTOM_HINT);
+    }
     guard(definition);
     const comparison = item.comparison;
-    const allowed = comparisonsByType[definition.type];
-    if (comparison !== 'IS_EMPTY' && comparison !== 'IS_NOT_EMPTY' && !allowed.includes(comparison)) {
-      throw badRequest(`${comparison} does not fit ${definition.label}, a ${typeNames[definition.type]} property; use one of ${[...allowed, 'IS_EMPTY', 'IS_NOT_EMPTY'].join(', ')}`, [...path, 'comparison']);
+    // The schema lists every comparison but leaves the check to this point, where the property's
+    // type says which fit: one refusal that lists them, not one per comparison of the language.
+    const allowed = [...comparisonsByType[definition.type], 'IS_EMPTY', 'IS_NOT_EMPTY'];
+    const fitting = `${definition.label}, a ${typeNames[definition.type]} property`;
+    if (!(comparisons as readonly string[]).includes(comparison)) {
+      throw badRequest(`comparison must be one of the comparisons of ${fitting}: ${allowed.join(', ')}`, [...path, 'comparison']);
     }
+    if (!allowed.includes(comparison)) throw badRequest(`${comparison} does not fit ${fitting}; use one of ${allowed.join(', ')}`, [...path, 'comparison']);
     const valuePath = [...path, 'value'];
     const complement = complements[comparison];
-    return complement ? not(positive(definition, complement, item.value, valuePath)) : positive(definition, comparison, item.value, valuePath);
+    try {
+      return complement ? not(positive(definition, complement, item.value, valuePath)) : positive(definition, comparison, item.value, valuePath);
+    } catch (error) {
+      if (error instanceof ValueMismatch) throw badRequest(`${comparison} on ${definition.label} takes ${valueTaken(definition.type, comparison)}`, error.path);
+      throw error;
+    }
+  };
+
+  /**
+   * A refusal of one Filter or FilterGroup is kept and the others still checked: a filter with
+   * several mistakes gets an error for each item, and one per item.
+   */
+  const refusals: ErrorItem[] = [];
+  const checked = <T>(compile: () => T, instead: T): T => {
+    try {
+      return compile();
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.code !== 'VALIDATION') throw error;
+      refusals.push(...error.items);
+      return instead;
+    }
   };
 
   const compileItems = (operator: 'AND' | 'OR' | undefined, items: (Filter | FilterGroup)[], level: number, path: Path): Condition => {
     const conditions = items.map((item, index) => {
       const itemPath = [...path, 'filters', String(index)];
-      if (!isGroup(item)) return compileFilter(item, itemPath);
-      if (level + 1 > MAX_GROUP_LEVEL) throw badRequest(`FilterGroups nest at most ${MAX_GROUP_LEVEL} levels deep`, itemPath);
+      if (!isGroup(item)) {
+        // The limit is the filter's, not the item's: refused at once.
+        if (++filterCount > MAX_FILTERS) throw badRequest(`A filter may hold at most ${MAX_FILTERS} Filters, counted through every level`, itemPath);
+        return checked(() => compileFilter(item, itemPath), sql<SqlBool>`false`);
+      }
+      if (level + 1 > MAX_GROUP_LEVEL) {
+        refusals.push({ message: `FilterGroups nest at most ${MAX_GROUP_LEVEL} levels deep`, path: itemPath });
+        return sql<SqlBool>`false`;
+      }
       // An empty group constrains nothing, whatever its operator.
       return item.filters.length === 0 ? sql<SqlBool>`true` : compileItems(item.operator, item.filters, level + 1, itemPath);
     });
@@ -379,12 +466,13 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
   };
 
   const where = filter && filter.filters.length > 0 ? compileItems(filter.operator, filter.filters, 0, ['filter']) : undefined;
-  const sort = compileSort(filter?.sort);
+  const sort = checked(() => compileSort(filter?.sort), options.defaultSort);
+  if (refusals.length > 0) throw new ApiError('VALIDATION', refusals);
   return { where, sort, membershipChecks, filterGroups, sortGroups, readsPersonalData };
 
   function compileSort(sort: Sort | undefined): SortKey {
     if (!sort) return options.defaultSort;
-    const definition = resolve(sort.propertyGroup, sort.propertyName, ['filter', 'sort', 'propertyName'], sortGroups);
+    const definition = resolve(sort.propertyGroup, sort.propertyName, ['filter', 'sort', 'propertyName'], sortGroups, SORT_CUSTOM_HINT);
     const rowAlwaysThere = !options.optionalGroups?.has(sort.propertyGroup);
     guard(definition);
     const value = definition.value(context);

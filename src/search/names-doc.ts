@@ -78,7 +78,11 @@ export function describePropertyNames(catalogue: Catalogue): string {
     'Names a filter or sort may use, by `propertyGroup`. Counts and sums are 0 when there is nothing to count; windows (`_L30`, `_L90`, `_L365`, last year) are the last N×24 hours up to now by the service clock. ' +
       'Comparisons by type: text — EQUALS, NOT_EQUALS, CONTAINS, NOT_CONTAINS, STARTS_WITH, IN, NOT_IN; number — EQUALS, NOT_EQUALS, GREATER_THAN(_OR_EQUAL), LESS_THAN(_OR_EQUAL), BETWEEN; ' +
       'date-time — BEFORE, AFTER, ON, BETWEEN, IN_LAST_DAYS, NOT_IN_LAST_DAYS; boolean — IS_TRUE, IS_FALSE; enum and single select — IS_ANY_OF, IS_NONE_OF; multi select and set — HAS_ANY_OF, HAS_ALL_OF, HAS_NONE_OF (sets sort by their size); ' +
-      'location — WITHIN_KM, COUNTRY_IS; every type — IS_EMPTY, IS_NOT_EMPTY.',
+      'location — WITHIN_KM, COUNTRY_IS; every type — IS_EMPTY, IS_NOT_EMPTY. BETWEEN includes both bounds; reversed bounds (min above max, from after to) are a 400. ' +
+      'Case: CONTAINS, NOT_CONTAINS and STARTS_WITH ignore case on every text (letters beyond ASCII fold as the database lowers them: É matches é); ' +
+      'an email (PERSON.EMAIL, INCENTIVE.EMAIL) ignores case in every comparison; COUNTRY_IS ignores case; EQUALS, NOT_EQUALS, IN and NOT_IN on any other text, option names and enum values compare exactly. ' +
+      'A mistake in a Filter (an unknown name or id, a comparison that does not fit the type, a value that does not fit the comparison) is a 400 with one error per Filter, whose `path` names the part and whose message says what is allowed there. ' +
+      'docs/api/filters.md is a guide with examples.',
     ...sections,
   ].join('\n\n');
 }

@@ -1,4 +1,5 @@
 import { type Static, type TProperties, Type } from '@sinclair/typebox';
+import { CHECKED_BY_OPERATION } from '../http/validation.js';
 import { propertyGroups } from './names.js';
 
 /** Every comparison of the filter language (contract §2); which fit a property depends on its type. */
@@ -48,7 +49,14 @@ export const PropertyRef = Type.Unsafe<Static<typeof NamedProperty> | Static<typ
 export const Filter = Type.Object(
   {
     property: Type.Ref(PropertyRef),
-    comparison: Type.Union(comparisons.map((comparison) => Type.Literal(comparison))),
+    // Checked by the search itself (compile.ts), which knows the property's type: a comparison
+    // that is none, or that does not fit, is one error listing the comparisons of that type.
+    comparison: Type.Unsafe<Comparison>({
+      type: 'string',
+      enum: [...comparisons],
+      [CHECKED_BY_OPERATION]: true,
+      description: "Which comparisons fit depends on the property's type (the RootFilter schema's `x-comparisons` lists them by type); any other is refused with a 400 that lists those of the property's type.",
+    }),
     value: Type.Optional(Type.Unknown({ description: "Depends on the comparison and the property's type; absent for IS_TRUE, IS_FALSE, IS_EMPTY, IS_NOT_EMPTY." })),
   },
   { $id: 'Filter', title: 'Filter', additionalProperties: false },

@@ -101,14 +101,19 @@ function randomLeaf(random: Random, panel: Panel, now: number, withParticipants:
   const number = (property: object, pool: readonly number[] = ages): Leaf => {
     const comparison = random.pick(['EQUALS', 'NOT_EQUALS', 'GREATER_THAN', 'GREATER_THAN_OR_EQUAL', 'LESS_THAN', 'LESS_THAN_OR_EQUAL', 'BETWEEN', 'IS_EMPTY', 'IS_NOT_EMPTY']);
     if (comparison.startsWith('IS_')) return { property, comparison };
-    if (comparison === 'BETWEEN') return { property, comparison, value: [random.pick(pool), random.pick(pool)] };
+    // Bounds in order: reversed ones are a 400 (compile.ts).
+    if (comparison === 'BETWEEN') return { property, comparison, value: [random.pick(pool), random.pick(pool)].sort((a, b) => a - b) };
     return { property, comparison, value: random.pick(pool) };
   };
   const counts = [0, 1, 2, 3];
   const datetime = (property: object): Leaf => {
     const comparison = random.pick(['BEFORE', 'AFTER', 'ON', 'BETWEEN', 'IN_LAST_DAYS', 'NOT_IN_LAST_DAYS', 'IS_EMPTY', 'IS_NOT_EMPTY']);
     if (comparison.startsWith('IS_')) return { property, comparison };
-    if (comparison === 'BETWEEN') return { property, comparison, value: [moment(random, now), moment(random, now)] };
+    if (comparison === 'BETWEEN') {
+      // Ordered by where each bound starts (a date at its midnight): the range is then never empty, and reversed ones are a 400.
+      const start = (value: string) => Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value);
+      return { property, comparison, value: [moment(random, now), moment(random, now)].sort((a, b) => start(a) - start(b)) };
+    }
     if (comparison.endsWith('LAST_DAYS')) return { property, comparison, value: random.pick([0, 1, 30, 90, 365, 1000]) };
     return { property, comparison, value: moment(random, now) };
   };
