@@ -1,7 +1,5 @@
 import Fastify from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { buildService } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { Study, studySchemas } from '../src/families/studies/schemas.js';
 import { presentPlan } from '../src/families/studies/service.js';
@@ -10,25 +8,11 @@ import { captureFindStudy } from './lib/find-study-sql.js';
 import { failAsChild, serveAsChild } from './lib/child.js';
 
 /**
- * One of the two servers the http bench compares, run in its own process:
- *   service — the real service (buildService), logger off, in-memory rate limiter;
- *   floor   — a bare Fastify 5 route that sends findStudy's exact SQL and serializes the row
- *             with the same response schema, so it returns the same bytes.
- * The store comes from DATABASE_URL, or DATA_DIR for the embedded store. The import bench runs
- * the service mode too, with JOBS=on and a short JOB_POLL_SECONDS in its environment, so the
- * import's background job runs in this process as it would in a deployed one.
+ * The http bench's floor, in a process of its own: a bare Fastify 5 route that sends findStudy's
+ * exact SQL and serializes the row with the same response schema, so it returns the same bytes as
+ * the service (which the bench runs as users do, dist/server.js). The store comes from
+ * DATABASE_URL, or DATA_DIR for the embedded store.
  */
-
-async function startService() {
-  const config = loadConfig(
-    { ...process.env, REDIS_URL: '', LOG_LEVEL: 'silent', TEST_HELPERS: '' },
-    // High enough never to trip during a run: the bench measures the limiter's cost, not its refusals.
-    { host: '127.0.0.1', port: 0, rateLimitMax: 1_000_000_000 },
-  );
-  const service = await buildService({ config, logger: false });
-  await service.app.listen({ host: config.host, port: 0 });
-  return { port: portOf(service.app.server.address()), close: () => service.close() };
-}
 
 const iso = (value: string) => new Date(value).toISOString();
 
@@ -85,9 +69,8 @@ function portOf(address: ReturnType<import('node:net').Server['address']>): numb
 }
 
 async function main() {
-  const mode = process.argv[2];
-  if (mode !== 'service' && mode !== 'floor') throw new Error(`mode must be service or floor, got ${mode}`);
-  const server = mode === 'service' ? await startService() : await startFloor();
+  if (process.argv[2] !== 'floor') throw new Error(`mode must be floor, got ${process.argv[2]}`);
+  const server = await startFloor();
   serveAsChild(server.close, server.port);
 }
 

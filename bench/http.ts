@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { seedHttpBench } from './http-seed.js';
-import { startChild } from './lib/child.js';
+import { startBundledServer, startChild } from './lib/child.js';
 import { processCpuMs, processesCpuMs } from './lib/cpu.js';
 import { applyLoad, type LoadFigures } from './lib/load.js';
 import { summarizeProfile } from './lib/profile.js';
@@ -43,9 +43,10 @@ function log(line: string) {
 
 async function startServer(target: Target, store: BenchStore, workspaceId: string, nodeFlags: string[] = []) {
   // Both processes run with the service's V8 flags (package.json's start script), then any given.
-  const mode = target === 'service-no-rls' ? 'service' : target;
-  const env = { ...storeEnv(store), BENCH_WORKSPACE_ID: workspaceId, ...(target === 'service-no-rls' ? { ROW_LEVEL_SECURITY: 'off' } : {}) };
-  return startChild(serverEntry, [mode], { env, nodeFlags: [...serverNodeFlags(), ...nodeFlags] });
+  if (target === 'floor') return startChild(serverEntry, ['floor'], { env: { ...storeEnv(store), BENCH_WORKSPACE_ID: workspaceId }, nodeFlags: [...serverNodeFlags(), ...nodeFlags] });
+  // The service as users run it: the bundle, with a rate limit no load reaches, logs off, no background work.
+  const env = { ...storeEnv(store), REDIS_URL: '', LOG_LEVEL: 'silent', JOBS: 'off', ...(target === 'service-no-rls' ? { ROW_LEVEL_SECURITY: 'off' } : {}) };
+  return startBundledServer({ env, nodeFlags: [...serverNodeFlags(), ...nodeFlags] });
 }
 
 async function fetchBody(port: number, studyId: string, token: string): Promise<Buffer> {

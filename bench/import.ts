@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { copyFloor, type FloorFigures, seedImportBench, writePeopleCsv } from './import-data.js';
-import { startChild } from './lib/child.js';
+import { startBundledServer } from './lib/child.js';
 import { processCpuMs } from './lib/cpu.js';
 import { processMemory, sampleMemory } from './lib/memory.js';
 import { summarizeProfile } from './lib/profile.js';
@@ -24,8 +24,6 @@ import { serverNodeFlags } from './lib/server-flags.js';
  * process whose resident memory is sampled throughout the import.
  */
 
-// The service as shipped: compiled dist/ on plain node (built at the start of run()).
-const serverEntry = new URL('./compiled-service.mjs', import.meta.url).href;
 const POLL_MS = 100;
 
 function log(line: string) {
@@ -143,8 +141,9 @@ async function measureService(rows: number, file: string, options: { profileDire
   const store = await recreatePostgresDatabase('bench_import');
   if (store.kind !== 'postgres') throw new Error('unreachable');
   const seed = await seedImportBench(store);
-  const server = await startChild(serverEntry, ['service'], {
-    env: { ...storeEnv(store), JOBS: 'on', JOB_POLL_SECONDS: '0.2' },
+  // The service as users run it: the bundle (built at the start of run()).
+  const server = await startBundledServer({
+    env: { ...storeEnv(store), REDIS_URL: '', LOG_LEVEL: 'silent', JOBS: 'on', JOB_POLL_SECONDS: '0.2' },
     nodeFlags: [
       // As npm start runs the server.
       ...serverNodeFlags(),

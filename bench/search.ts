@@ -16,7 +16,7 @@ import { fingerprintOf, type SearchSeed, seedInfo, seedSearchBench } from './sea
 import type { CapturedStatement } from './search-server.js';
 import { portable, revived } from './lib/captured.js';
 import { namesParticipant, type SearchShape, searchShapes } from './search-shapes.js';
-import { type RunningChild, startChild } from './lib/child.js';
+import { type RunningChild, startBundledServer, startChild } from './lib/child.js';
 import { processMemory, sampleMemory } from './lib/memory.js';
 import { type BenchStore, keptPostgresDatabase, recreatePostgresDatabase, storeEnv } from './lib/store.js';
 import { formatTable } from './lib/table.js';
@@ -36,7 +36,6 @@ import { serverNodeFlags } from './lib/server-flags.js';
 const benchDirectory = path.dirname(fileURLToPath(import.meta.url));
 const dataDirectory = path.join(benchDirectory, '..', '.bench-data');
 const serverEntry = new URL('./search-server.ts', import.meta.url).href;
-const compiledServerEntry = new URL('./compiled-service.mjs', import.meta.url).href;
 /** Requests in flight at once, closed loop (issue 4: 8); --concurrency=1 shows one client's latency. */
 const DEFAULT_CONCURRENCY = 8;
 /** The service's pool (openDatabase's default): the floor's pool has the same number of connections. */
@@ -179,15 +178,15 @@ function wavesOf(statements: CapturedStatement[]): CompiledQuery[][] {
 /** The service, in a child process; with `capture`, it records the statements it sends. */
 /**
  * The recording server runs the sources (its statement recorder is TypeScript); the measuring
- * server is the service as shipped, compiled `dist/` on plain node as `npm start` runs it: under
- * tsx, the loader and the sources it transformed added some 10 MiB to its resident memory.
+ * server is the service as users run it, the bundle `npm start` runs (dist/server.js): under tsx,
+ * the loader and the sources it transformed added some 10 MiB to its resident memory.
  */
 function startService(store: BenchStore, capture: boolean): Promise<RunningChild> {
   // BENCH_CPU_PROFILE=<directory>: the measuring server writes a V8 CPU profile there when it stops.
   const profile = process.env.BENCH_CPU_PROFILE;
   if (!capture) {
-    return startChild(compiledServerEntry, [], {
-      env: { ...storeEnv(store), JOBS: 'off', BENCH_MIGRATE: 'off' },
+    return startBundledServer({
+      env: { ...storeEnv(store), REDIS_URL: '', LOG_LEVEL: 'silent', JOBS: 'off' },
       nodeFlags: [...serverNodeFlags(), ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [])],
     });
   }

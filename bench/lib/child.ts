@@ -1,5 +1,7 @@
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../../test/processes.js';
 
 /** Messages between the bench and a server it runs in a child process. */
 export type ChildMessage = { type: 'ready'; port: number } | { type: 'failed'; message: string };
@@ -84,4 +86,47 @@ export function failAsChild(error: unknown): void {
     process.exit(1);
   }
   process.send({ type: 'failed', message } satisfies ChildMessage, () => process.exit(1));
+}
+
+const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * The service as users run it, in a child process: `node <nodeFlags> dist/server.js`, the bundle
+ * `npm start` ends in, on a free port, ready once `/readyz` answers 200. Its stop is a SIGTERM:
+ * the server drains and exits normally, so `--cpu-prof` writes its profile. Benches measure this,
+ * not the sources or tsc's module-by-module output, which no user runs.
+ */
+export async function startBundledServer(options: { env?: NodeJS.ProcessEnv; nodeFlags?: string[]; startTimeoutMs?: number } = {}): Promise<RunningChild> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), 'dist/server.js'], {
+    cwd: projectRoot,
+    env: { ...process.env, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000000', TEST_HELPERS: '', ...options.env, HOST: '127.0.0.1', PORT: String(port) },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const deadline = performance.now() + (options.startTimeoutMs ?? 60_000);
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`dist/server.js exited with code ${child.exitCode} before it was ready`);
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (response) => response.status === 200,
+      () => false,
+    );
+    if (ready) break;
+    if (performance.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error('dist/server.js was not ready in time');
+    }
+    await sleep(20);
+  }
+  return {
+    port,
+    process: child,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      child.kill('SIGTERM');
+      await exited;
+      clearTimeout(killer);
+    },
+  };
 }
