@@ -194,9 +194,8 @@ export function SendIncentiveForm(props: { participant: Participant; person: Per
               </div>
             </dl>
             <p class="muted">
-              {isProviderBacked(pending.body.type)
-                ? 'It is ordered at the incentive provider at once, and cannot be taken back once the study is launched.'
-                : 'It is recorded as sent; the reward is handed over outside the service.'}
+              {isProviderBacked(pending.body.type) ? 'It is ordered at the incentive provider at once. ' : 'It is recorded as sent; the reward is handed over outside the service. '}
+              {props.study.status === 'DRAFT' ? 'It can be canceled while the study is a draft.' : 'It cannot be canceled: the study is launched.'}
             </p>
             <footer>
               <button type="button" class="secondary" disabled={busy} onClick={closeConfirmation}>
