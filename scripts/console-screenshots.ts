@@ -6,9 +6,10 @@ import { chromiumArgs, chromiumPath, findStudy, startDemoConsole } from '../benc
 
 /**
  * `npx tsx scripts/console-screenshots.ts`: screenshots of the console's main pages, 1280×800 PNG,
- * into docs/console/ (shown in README's Console section). The compiled server (`npm run build`
- * first) runs on a fresh embedded store with the demo seed (`cli seed --demo`); the pages are
- * opened in Debian's Chromium as the demo's researcher. Run it again after a change of the pages.
+ * and one on a phone (390×844), into docs/console/ (shown in docs/console.md). The compiled server
+ * (`npm run build` first) runs on a fresh embedded store with the demo seed (`cli seed --demo`);
+ * the pages are opened in Debian's Chromium as the demo's researcher, in English (en-US) and UTC so
+ * the pictures do not depend on the machine. Run it again after a change of the pages.
  */
 
 const outputDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'console');
@@ -20,7 +21,8 @@ async function main() {
     mkdirSync(outputDir, { recursive: true });
     const token = demo.seed.tokens.RESEARCHER!;
     const studyId = await findStudy(demo.origin, token, 'Checkout interviews (active)');
-    const context = await browser.newContext({ baseURL: demo.origin, viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
+    const settings = { baseURL: demo.origin, colorScheme: 'light', locale: 'en-US', timezoneId: 'UTC' } as const;
+    const context = await browser.newContext({ ...settings, viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
     const shoot = async (name: string) => {
       // The page's calls have answered, fonts and layout settled, before the picture.
@@ -62,6 +64,12 @@ async function main() {
     await page.getByRole('heading', { name: /^Send an incentive to / }).waitFor();
     await scrollTo(page, '#send-incentive-heading');
     await shoot('send-incentive');
+    // The confirmation names the amount, the person and the study; nothing is sent here.
+    await page.getByLabel('Amount (USD)').fill('75');
+    await page.getByRole('button', { name: 'Send incentive…' }).click();
+    await page.getByRole('dialog', { name: 'Send this incentive?' }).waitFor();
+    await shoot('send-incentive-confirm');
+    await page.getByRole('button', { name: 'Don’t send' }).click();
 
     await scrollTo(page, '#incentives-heading');
     await shoot('study-incentives');
@@ -87,6 +95,22 @@ async function main() {
     await page.getByRole('table', { name: /^Matching / }).locator('tbody tr').first().waitFor();
     await shoot('people');
 
+    // The property picker, grouped and narrowed by typing; the filter's property becomes a column.
+    await page.getByRole('button', { name: 'Add condition', exact: true }).click();
+    const picker = page.getByRole('combobox', { name: 'Property', exact: true });
+    await picker.pressSequentially('size');
+    await page.getByRole('listbox', { name: 'Properties' }).waitFor();
+    await shoot('property-picker');
+    await page.getByRole('option', { name: 'Household size', exact: true }).click();
+    await page.getByLabel('Comparison', { exact: true }).selectOption('GREATER_THAN_OR_EQUAL');
+    await page.getByLabel('Value', { exact: true }).fill('4');
+    await page.getByRole('columnheader', { name: 'Household size' }).waitFor();
+    // The results of the filter as typed: the search waits 300 ms after the last edit, then answers.
+    await page.waitForTimeout(400);
+    await page.locator('[data-testid="search-total"][aria-busy="false"]').waitFor();
+    await scrollTo(page, 'main table');
+    await shoot('people-filter-columns');
+
     await page.goto(`/console/studies/${encodeURIComponent(studyId)}/search`);
     await page.getByRole('heading', { name: /^Find participants of / }).waitFor();
     await page.getByRole('table', { name: /^Matching / }).locator('tbody tr').first().waitFor();
@@ -95,6 +119,20 @@ async function main() {
     await page.goto('/console/imports');
     await page.getByRole('heading', { level: 1 }).waitFor();
     await shoot('imports');
+
+    // A phone held upright: the header wraps, the table scrolls in its own box.
+    const phone = await browser.newContext({ ...settings, viewport: { width: 390, height: 844 } });
+    const phonePage = await phone.newPage();
+    await phonePage.goto('/console/');
+    await phonePage.getByLabel('API token').fill(token);
+    await phonePage.getByRole('button', { name: 'Sign in' }).click();
+    await phonePage.getByRole('heading', { name: 'Studies' }).waitFor();
+    await phonePage.goto('/console/people');
+    await phonePage.getByRole('table', { name: /^Matching / }).locator('tbody tr').first().waitFor();
+    await phonePage.waitForLoadState('networkidle');
+    await phonePage.evaluate('document.fonts.ready');
+    await phonePage.screenshot({ path: path.join(outputDir, 'people-phone.png') });
+    process.stdout.write('docs/console/people-phone.png\n');
   } finally {
     await browser.close();
     await demo.stop();

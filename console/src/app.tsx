@@ -51,8 +51,9 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut(): void }) 
         Skip to content
       </a>
       <header class="container shell-header">
+        {/* Two lists that wrap: on a phone the user and "Sign out" take a line of their own, whole. */}
         <nav aria-label="Console">
-          <ul>
+          <ul class="shell-links">
             <li>
               <strong>recruit-ops</strong>
             </li>
@@ -66,13 +67,13 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut(): void }) 
               <Link href="/imports">Imports</Link>
             </li>
           </ul>
-          <ul>
+          <ul class="shell-user">
             <li class="signed-in" aria-label="Signed in as">
-              <span data-testid="user-name">{user.fullname || user.email}</span>
-              {user.fullname && <span class="muted"> {user.email}</span>} · <span data-testid="user-role">{humanize(user.role)}</span>
+              <span data-testid="user-name">{user.fullname || user.email}</span> · <span data-testid="user-role">{humanize(user.role)}</span>
+              {user.fullname && <span class="muted signed-in-email"> {user.email}</span>}
             </li>
             <li>
-              <button type="button" class="secondary outline" onClick={onSignOut}>
+              <button type="button" class="secondary outline sign-out" onClick={onSignOut}>
                 Sign out
               </button>
             </li>

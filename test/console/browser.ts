@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type BrowserContextOptions, chromium, type Locator, type Page } from 'playwright-core';
 import { describe, expect } from 'vitest';
 import { createClient, type RecruitClient } from '@recruit-ops/sdk';
 import { migrateToLatest } from '../../src/db/migrate.js';
@@ -72,6 +72,12 @@ const chromiumArgs = [
   '--disable-sync',
 ];
 
+/** What a test may set of a tab's browser context. */
+export type PageOptions = Pick<BrowserContextOptions, 'viewport' | 'locale' | 'timezoneId'>;
+
+/** A phone held upright (an iPhone 14's CSS pixels): every page must work this narrow. */
+export const phoneViewport = { width: 390, height: 844 } as const;
+
 export interface ConsoleUser {
   userId: string;
   email: string;
@@ -89,8 +95,11 @@ export interface ConsoleWorld {
   tokenWithoutPii: string;
   /** The SDK client as that role (default SUPER_ADMIN), to arrange data or check what the console did. */
   api(role?: UserRole): RecruitClient;
-  /** A new tab in a new browser context (its own sessionStorage), at the console's sign-in page. */
-  newPage(): Promise<Page>;
+  /**
+   * A new tab in a new browser context (its own sessionStorage), at the console's sign-in page:
+   * 1280×800 unless `options` say otherwise (a phone's viewport, a locale, a time zone).
+   */
+  newPage(options?: PageOptions): Promise<Page>;
   /** What the page logged as errors, CSP violations included (expectNoPageErrors checks it). */
   pageErrors(page: Page): string[];
   server: RunningServer;
@@ -145,9 +154,9 @@ export async function startConsole(): Promise<ConsoleWorld> {
       tokenWithoutPii,
       server: running,
       api: (role = 'SUPER_ADMIN') => createClient({ baseUrl: `${origin}/v1`, token: users[role].token }),
-      async newPage() {
+      async newPage(options = {}) {
         // CSP stays enforced (no bypassCSP): a violation is a console error the test sees.
-        const context = await openBrowser.newContext({ baseURL: origin, viewport: { width: 1280, height: 800 } });
+        const context = await openBrowser.newContext({ baseURL: origin, viewport: { width: 1280, height: 800 }, ...options });
         contexts.push(context);
         // Shorter than the test's own time limit, so a wait that never ends names its locator.
         context.setDefaultTimeout(actionTimeout);
@@ -253,4 +262,102 @@ export async function expectAccessible(page: Page, options: { disableRules?: str
   const serious = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
   const report = serious.map((violation) => `${violation.impact} ${violation.id}: ${violation.help}\n${violation.nodes.map((node) => `  ${JSON.stringify(node.target)} ${node.failureSummary ?? ''}`).join('\n')}`);
   expect(report, `axe-core on ${page.url()}`).toEqual([]);
+}
+
+/** What expectFitsViewport reads of an element in the page (the test files are type-checked without the DOM's types). */
+interface LaidOut {
+  getBoundingClientRect(): { left: number; right: number; top: number; bottom: number };
+  parentElement: LaidOut | null;
+  scrollWidth: number;
+  clientWidth: number;
+  ownerDocument: { defaultView: { getComputedStyle(element: LaidOut): { overflowX: string; overflowY: string } } };
+}
+
+/**
+ * Fails when the page is wider than the viewport (it would scroll sideways: a table may scroll
+ * inside its own box, the page may not), or when the header's user name or "Sign out" is not
+ * whole within the viewport's width (the page may be scrolled down: the header is not fixed).
+ * `where` names the page in the failure.
+ */
+export async function expectFitsViewport(page: Page, where: string): Promise<void> {
+  const { scrollWidth, innerWidth } = await page.evaluate<{ scrollWidth: number; innerWidth: number }>(
+    '({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })',
+  );
+  expect(scrollWidth, `${where}: the document is ${scrollWidth} px wide in a ${innerWidth} px viewport`).toBeLessThanOrEqual(innerWidth);
+  if ((await page.getByRole('button', { name: 'Sign out' }).count()) === 0) return;
+  for (const [name, control] of [
+    ['the user name', page.getByTestId('user-name')],
+    ['Sign out', page.getByRole('button', { name: 'Sign out' })],
+  ] as const) {
+    const box = await control.boundingBox();
+    expect(box, `${where}: ${name} is not shown`).not.toBeNull();
+    expect(box!.x, `${where}: ${name} starts left of the viewport`).toBeGreaterThanOrEqual(0);
+    expect(box!.x + box!.width, `${where}: ${name} ends past the viewport`).toBeLessThanOrEqual(innerWidth);
+    // Whole: not cut by an ancestor that clips it (overflow other than visible), nor by its own box.
+    const clipped = await control.evaluate((element) => {
+      const own = (element as unknown as LaidOut).getBoundingClientRect();
+      const view = (element as unknown as LaidOut).ownerDocument.defaultView;
+      for (let parent = (element as unknown as LaidOut).parentElement; parent; parent = parent.parentElement) {
+        const style = view.getComputedStyle(parent);
+        if (style.overflowX === 'visible' && style.overflowY === 'visible') continue;
+        const box = parent.getBoundingClientRect();
+        if (own.left < box.left - 0.5 || own.right > box.right + 0.5 || own.top < box.top - 0.5 || own.bottom > box.bottom + 0.5) return true;
+      }
+      return (element as unknown as LaidOut).scrollWidth > (element as unknown as LaidOut).clientWidth + 1;
+    });
+    expect(clipped, `${where}: ${name} is cut off`).toBe(false);
+  }
+}
+
+/** The raw ids of properties, populations, participants and studies: a page names these, never shows their ids. */
+export const rawIdPattern = /\b(?:prp|pop|ptc|stu)_[0-9A-HJKMNP-TV-Z]{26}\b/;
+
+/**
+ * Records, from before the console's first script runs, every text the page ever shows (each text
+ * node added or changed, and each accessible label set) that holds a raw id: a page that paints an
+ * id and then the name is caught although the name replaces it within a frame. Read it with
+ * rawIdsShown. Runs through the DevTools protocol, which the page's CSP does not govern.
+ */
+export async function recordRawIds(page: Page): Promise<void> {
+  await page.addInitScript(`(() => {
+    const pattern = new RegExp(${JSON.stringify(rawIdPattern.source)});
+    const seen = (window.__rawIdsShown = []);
+    const check = (text, where) => { if (text && pattern.test(text)) seen.push(where + ': ' + text.trim().slice(0, 160)); };
+    const visit = (node) => {
+      if (node.nodeType === Node.TEXT_NODE) { if (!node.parentElement?.closest('script, style')) check(node.data, 'text'); return; }
+      if (node.nodeType !== Node.ELEMENT_NODE) return;
+      for (const name of ['aria-label', 'title', 'alt', 'placeholder']) check(node.getAttribute(name), name);
+      for (const child of node.childNodes) visit(child);
+    };
+    new MutationObserver((records) => {
+      for (const record of records) {
+        if (record.type === 'characterData') check(record.target.data, 'text');
+        else if (record.type === 'attributes') check(record.target.getAttribute(record.attributeName), record.attributeName);
+        else record.addedNodes.forEach(visit);
+      }
+    }).observe(document, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ['aria-label', 'title', 'alt', 'placeholder'] });
+  })()`);
+}
+
+/**
+ * The raw ids the page showed since it was loaded (recordRawIds), and those in its text now: both
+ * must be empty. Call before every full navigation (page.goto starts the record again).
+ */
+export async function rawIdsShown(page: Page): Promise<string[]> {
+  return page.evaluate<string[]>(`(() => {
+    const recorded = window.__rawIdsShown ?? ['the raw-id recorder is not installed (recordRawIds)'];
+    const now = document.body.innerText.match(new RegExp(${JSON.stringify(rawIdPattern.source)}, 'g')) ?? [];
+    return [...recorded, ...now.map((id) => 'text now: ' + id)];
+  })()`);
+}
+
+/**
+ * Chooses a condition's property in the filter builder's picker as a person does: types its name
+ * and clicks it in the list, in `section` (the picker's heading) when the name is in several.
+ */
+export async function chooseProperty(scope: Locator, label: string, section?: string): Promise<void> {
+  const input = scope.getByRole('combobox', { name: 'Property', exact: true });
+  await input.fill(label);
+  const list = scope.getByRole('listbox', { name: 'Properties', exact: true });
+  await (section ? list.getByRole('group', { name: section, exact: true }) : list).getByRole('option', { name: label, exact: true }).click();
 }

@@ -12,13 +12,23 @@ describeConsole('console: participants, incentives and the event feed', () => {
   }, 120_000);
   afterAll(async () => world?.stop());
 
-  let sequence = 0;
-  /** A study with `emails.length` participants (people made through the API), launched unless `launch` is false. */
+  /** The name a seeded person gets from their email: `ada.moves@example.org` is Ada Moves. */
+  const nameOf = (email: string) =>
+    email
+      .split('@')[0]!
+      .split('.')
+      .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+      .join(' ');
+
+  /** A study with `emails.length` participants (people made through the API, named by nameOf), launched unless `launch` is false. */
   async function seedStudy(name: string, studyType: StudyType, emails: string[], launch = true) {
     const api = world.api();
     const study = unwrap(await api.POST('/studies', { body: { studyType, recruitmentStrategy: 'IN_SERVICE', studyPlan: { name } } }));
     const personIds: string[] = [];
-    for (const email of emails) personIds.push(unwrap(await api.POST('/people', { body: { email, firstName: `Person ${++sequence}` } })).personId);
+    for (const email of emails) {
+      const [firstName, lastName] = nameOf(email).split(' ');
+      personIds.push(unwrap(await api.POST('/people', { body: { email, firstName, lastName } })).personId);
+    }
     const added = unwrap(await api.POST('/studies/{studyId}/participants', { params: { path: { studyId: study.studyId } }, body: { personIds } }));
     expect(added.errors).toEqual([]);
     if (launch) unwrap(await api.POST('/studies/{studyId}/launch', { params: { path: { studyId: study.studyId } } }));
@@ -154,14 +164,66 @@ describeConsole('console: participants, incentives and the event feed', () => {
     await expect.poll(() => offeredMoves(page, email)).toEqual(['Mark completed', 'Mark canceled', 'Hide', 'Approve', 'Reject']);
     expect((await participantOf(studyId, participants[0]!.participantId)).status).toBe('INVITED');
     await expectAccessible(page);
-    // The email leads to the person's page.
-    await page.getByRole('link', { name: email }).click();
+    // The row names the person, with the email beneath; the name leads to the person's page.
+    const who = rowOf(page, 'Participants', email).locator('td').first();
+    expect((await who.textContent())!.replace(/\s+/g, ' ').trim()).toBe(`Cleo Survey ${email}`);
+    await who.getByRole('link', { name: 'Cleo Survey', exact: true }).click();
     await page.getByRole('heading', { name: 'Properties' }).waitFor();
     expect(new URL(page.url()).pathname).toMatch(/^\/console\/people\/per_/);
     expectNoPageErrors(world, page);
   });
 
-  it('sends an incentive (the API’s field error beside the field first), resends and cancels it while the study is a draft', async () => {
+  /** The incentives the API has for a study, as the test reads them. */
+  const incentivesOf = async (studyId: string) => unwrap(await world.api().POST('/incentives/search', { body: { studyId } })).results;
+  const money = (cents: number) => new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' }).format(cents / 100);
+  const focused = (page: Page) => page.evaluate<string | undefined>('document.activeElement?.textContent?.trim()');
+
+  it('sends an incentive only once a dialog naming the amount, the person and the study is confirmed: cancelled, nothing is sent', async () => {
+    const email = 'gus.confirmed@example.org';
+    const { studyId, participants } = await seedStudy('Confirmed incentive study', 'INTERVIEWS', [email], false);
+    const page = await world.newPage();
+    await signIn(page, world.users.RESEARCHER.token);
+    await openStudy(page, studyId, 'Confirmed incentive study');
+    await page.getByRole('button', { name: `Send incentive: ${email}` }).click();
+    await page.getByRole('heading', { name: `Send an incentive to Gus Confirmed (${email})` }).waitFor();
+    // No amount is filled in for the person.
+    expect(await page.getByLabel('Amount (USD)').inputValue()).toBe('');
+    await page.getByLabel('Amount (USD)').fill('75.5');
+    await page.getByRole('button', { name: 'Send incentive…' }).click();
+
+    // The dialog says what would be sent, to whom, for which study; the focus is in it, on "Don’t send".
+    const dialog = page.getByRole('dialog', { name: 'Send this incentive?' });
+    await dialog.waitFor();
+    expect((await dialog.getByTestId('incentive-confirmation').textContent())!.replace(/\s+/g, ' ')).toBe(
+      `Send ${money(7550)} to Gus Confirmed (${email}) for the study Confirmed incentive study.`,
+    );
+    await expect.poll(() => focused(page)).toBe('Don’t send');
+    await expectAccessible(page);
+
+    // Cancelled: by the button, then by Escape. Nothing is sent, and the focus is back on the form's button.
+    await dialog.getByRole('button', { name: 'Don’t send' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await expect.poll(() => focused(page)).toBe('Send incentive…');
+    await page.keyboard.press('Enter');
+    await dialog.waitFor();
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await incentivesOf(studyId)).toEqual([]);
+
+    // Confirmed, from the keyboard: exactly one incentive, of that amount, to that participant.
+    await page.getByRole('button', { name: 'Send incentive…' }).click();
+    await dialog.getByRole('button', { name: `Send ${money(7550)}` }).focus();
+    await page.keyboard.press('Enter');
+    await rowOf(page, 'Incentives', email).getByText('Unclaimed', { exact: true }).waitFor();
+    expect((await incentivesOf(studyId)).map(({ participantId, amountCents, type }) => ({ participantId, amountCents, type }))).toEqual([
+      { participantId: participants[0]!.participantId, amountCents: 7550, type: 'MONEY_OR_GIFT_CARD' },
+    ]);
+    // The recipient by name, with the email.
+    expect((await rowOf(page, 'Incentives', email).locator('td').first().textContent())!.replace(/\s+/g, ' ').trim()).toBe(`Gus Confirmed ${email}`);
+    expectNoPageErrors(world, page);
+  });
+
+  it('sends an incentive (an amount missing, then one the API refuses, beside the field first), resends and cancels it while the study is a draft', async () => {
     const email = 'dora.incentive@example.org';
     const { studyId, participants } = await seedStudy('Incentive draft study', 'UNMODERATED_TEST', [email], false);
     const page = await world.newPage();
@@ -170,22 +232,33 @@ describeConsole('console: participants, incentives and the event feed', () => {
     await openStudy(page, studyId, 'Incentive draft study');
 
     await page.getByRole('button', { name: `Send incentive: ${email}` }).click();
-    await page.getByRole('heading', { name: `Send an incentive to ${email}` }).waitFor();
+    await page.getByRole('heading', { name: `Send an incentive to Dora Incentive (${email})` }).waitFor();
     await expectAccessible(page);
-    // Money without an amount: the API's 400 names amountCents, shown beside the amount.
-    await page.getByRole('button', { name: 'Send incentive', exact: true }).click();
+    // Money without an amount: said beside the amount, and nothing to confirm.
+    const send = page.getByRole('button', { name: 'Send incentive…' });
+    await send.click();
     const amount = page.getByLabel('Amount (USD)');
     await expect.poll(() => amount.getAttribute('aria-invalid')).toBe('true');
     const errorId = (await amount.getAttribute('aria-describedby'))!.split(' ').pop()!;
-    expect(await page.locator(`[id="${errorId}"]`).textContent()).toMatch(/amountCents/);
+    expect(await page.locator(`[id="${errorId}"]`).textContent()).toMatch(/Give the amount to send/);
+    expect(await page.getByRole('dialog').count()).toBe(0);
     await expectAccessible(page);
+    // An amount the API refuses (nothing): confirmed, its 400 names amountCents, shown beside the amount.
+    const dialog = page.getByRole('dialog', { name: 'Send this incentive?' });
+    await amount.fill('0');
+    await send.click();
+    await dialog.getByRole('button', { name: `Send ${money(0)}` }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await expect.poll(async () => page.locator(`[id="${(await amount.getAttribute('aria-describedby'))!.split(' ').pop()!}"]`).textContent()).toMatch(/amountCents/);
+    expect(await incentivesOf(studyId)).toEqual([]);
 
-    await amount.fill('25.50');
-    await page.getByRole('button', { name: 'Send incentive', exact: true }).click();
+    await amount.fill('25,50');
+    await send.click();
+    await dialog.getByRole('button', { name: `Send ${money(2550)}` }).click();
     const row = rowOf(page, 'Incentives', email);
     await row.getByText('Unclaimed', { exact: true }).waitFor();
-    expect(await row.textContent()).toContain('$25.50');
-    const sent = unwrap(await world.api().POST('/incentives/search', { body: { studyId } })).results;
+    expect(await row.textContent()).toContain(money(2550));
+    const sent = await incentivesOf(studyId);
     expect(sent.map(({ participantId, amountCents, type, status }) => ({ participantId, amountCents, type, status }))).toEqual([
       { participantId: participants[0]!.participantId, amountCents: 2550, type: 'MONEY_OR_GIFT_CARD', status: 'UNCLAIMED' },
     ]);
@@ -201,9 +274,12 @@ describeConsole('console: participants, incentives and the event feed', () => {
     // A CUSTOM reward without an amount, said in words.
     await page.getByRole('button', { name: `Send incentive: ${email}` }).click();
     await page.getByLabel('Type').selectOption('CUSTOM');
-    await page.getByLabel('Amount (USD)').fill('');
     await page.getByLabel('What is given').fill('A tote bag');
-    await page.getByRole('button', { name: 'Send incentive', exact: true }).click();
+    await page.getByRole('button', { name: 'Send incentive…' }).click();
+    expect((await dialog.getByTestId('incentive-confirmation').textContent())!.replace(/\s+/g, ' ')).toBe(
+      `Send A tote bag to Dora Incentive (${email}) for the study Incentive draft study.`,
+    );
+    await dialog.getByRole('button', { name: 'Send A tote bag' }).click();
     await rowOf(page, 'Incentives', 'A tote bag').getByText('Sent', { exact: true }).waitFor();
     await expectAccessible(page);
     expectNoPageErrors(world, page, [/status of 400/]);

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import {
   type ColumnDef,
   createTable,
@@ -52,13 +52,36 @@ export interface DataTableProps<Data extends RowData> {
 }
 
 /**
+ * Whether the element is narrower than what it holds (a table on a phone): it then scrolls
+ * sideways inside itself, and must be reachable by keyboard to be scrolled.
+ */
+function useOverflows(element: { current: HTMLElement | null }): boolean {
+  const [overflows, setOverflows] = useState(false);
+  useEffect(() => {
+    const target = element.current;
+    if (!target) return;
+    const measure = () => setOverflows(target.scrollWidth > target.clientWidth + 1);
+    measure();
+    const observer = new ResizeObserver(measure);
+    observer.observe(target);
+    if (target.firstElementChild) observer.observe(target.firstElementChild);
+    return () => observer.disconnect();
+  }, []);
+  return overflows;
+}
+
+/**
  * A read-only table of `rows`. Columns are TanStack column definitions; a cell renders as text
- * unless its `cell` returns elements, and nothing is ever inserted as HTML.
+ * unless its `cell` returns elements, and nothing is ever inserted as HTML. A table wider than the
+ * page (a phone) scrolls inside its own box, never the page; that box is then a labelled region in
+ * the tab order, so a keyboard user can scroll it with the arrow keys.
  */
 export function DataTable<Data extends RowData>({ caption, columns, rows, rowId, empty = 'Nothing to show.' }: DataTableProps<Data>) {
   const table = useTable<Data>({ data: rows, columns, getCoreRowModel: getCoreRowModel(), getRowId: (row) => rowId(row) });
+  const box = useRef<HTMLDivElement>(null);
+  const overflows = useOverflows(box);
   return (
-    <div class="table-scroll">
+    <div class="table-scroll" ref={box} {...(overflows ? { role: 'region', 'aria-label': `${caption} (scrolls sideways)`, tabIndex: 0 } : {})}>
       <table class="striped">
         <caption class="visually-hidden">{caption}</caption>
         <thead>

@@ -4,6 +4,7 @@ import type { Problem } from '../api.js';
 import { humanize } from '../components/StatusBadge.js';
 import { useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
+import { PropertyPicker } from './PropertyPicker.js';
 import {
   type BuiltFilter,
   comparisonLabel,
@@ -30,8 +31,6 @@ export interface FilterBuilderProps {
   /** The API's answer to the last search with this filter: its errors are shown beside the node they name. */
   problem: Problem | undefined;
 }
-
-const groupWords: Record<FilterProperty['group'], string> = { PERSON: 'Person', PARTICIPANT: 'Participant (this study)', INCENTIVE: 'Incentive (latest)', CUSTOM: 'Custom properties' };
 
 /**
  * The condition whose Property control takes the focus when it appears: the one just added, so a
@@ -158,9 +157,8 @@ function ConditionEditor(props: NodeProps & { condition: DraftCondition }) {
   const errorId = `${id}-error`;
   const hintId = `${id}-hint`;
   const invalid = messages.length > 0 ? { 'aria-invalid': 'true' as const, 'aria-describedby': errorId } : {};
-  const groups = [...new Set(props.properties.map((candidate) => candidate.group))];
   const comparisons = property ? comparisonsFor(property.type) : [];
-  const propertyControl = useRef<HTMLSelectElement>(null);
+  const propertyControl = useRef<HTMLInputElement>(null);
   useEffect(() => {
     if (focusOnMount !== condition.key) return;
     focusOnMount = undefined;
@@ -171,31 +169,19 @@ function ConditionEditor(props: NodeProps & { condition: DraftCondition }) {
     <fieldset class="filter-condition">
       <legend class="visually-hidden">Condition {number}</legend>
       <div class="filter-condition-row">
-        <div class="filter-control">
+        <div class="filter-control filter-property">
           <label for={`${id}-property`}>Property</label>
-          <select
+          <PropertyPicker
             id={`${id}-property`}
-            ref={propertyControl}
+            inputRef={propertyControl}
+            properties={props.properties}
             value={condition.property}
-            aria-describedby={property?.meaning ? hintId : undefined}
-            onChange={(event) => {
-              const chosen = byKey.get(event.currentTarget.value);
-              set({ ...condition, property: event.currentTarget.value, comparison: chosen ? comparisonsFor(chosen.type)[0]! : '', value: {} });
+            describedBy={property?.meaning ? hintId : undefined}
+            onChange={(key) => {
+              const chosen = byKey.get(key);
+              set({ ...condition, property: key, comparison: chosen ? comparisonsFor(chosen.type)[0]! : '', value: {} });
             }}
-          >
-            <option value="">Choose a property…</option>
-            {groups.map((group) => (
-              <optgroup key={group} label={groupWords[group]}>
-                {props.properties
-                  .filter((candidate) => candidate.group === group)
-                  .map((candidate) => (
-                    <option key={candidate.key} value={candidate.key}>
-                      {candidate.label}
-                    </option>
-                  ))}
-              </optgroup>
-            ))}
-          </select>
+          />
         </div>
         <div class="filter-control">
           <label for={`${id}-comparison`}>Comparison</label>
@@ -364,7 +350,7 @@ function MembershipOptions({ source, value, id, invalid, onChange }: { source: M
   const { api } = useSession().session;
   const query = { params: { query: { size: 100 } } };
   const loaded = useLoad(async (): Promise<{ value: string; label: string }[]> => {
-    if (source === 'studies') return unwrap(await api.GET('/studies', query)).results.map((study) => ({ value: study.studyId, label: study.studyPlan.name ?? study.studyId }));
+    if (source === 'studies') return unwrap(await api.GET('/studies', query)).results.map((study) => ({ value: study.studyId, label: study.studyPlan.name || 'Untitled study' }));
     if (source === 'segments') return unwrap(await api.GET('/segments', query)).results.map((segment) => ({ value: segment.segmentId, label: segment.name }));
     return unwrap(await api.GET('/populations', query)).results.map((population) => ({ value: population.populationId, label: population.name }));
   }, [api, source]);

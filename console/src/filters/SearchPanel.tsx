@@ -4,8 +4,9 @@ import { type Problem, unplacedMessages } from '../api.js';
 import { type ColumnDef, DataTable } from '../components/DataTable.js';
 import { ErrorNotice } from '../components/ErrorNotice.js';
 import { Pager } from '../components/Pager.js';
+import type { ValueCell } from './columns.js';
 import { FilterBuilder } from './FilterBuilder.js';
-import type { PropertyGroup } from './model.js';
+import { type FilterProperty, namedProperties, type PropertyGroup } from './model.js';
 import { type FilterSearch, isSortable, pageSizes, type Sort } from './search.js';
 
 export interface SearchColumn<Row> {
@@ -14,6 +15,8 @@ export interface SearchColumn<Row> {
   cell(row: Row): ComponentChildren;
   /** The name the API sorts this column by; the header offers sorting only when the API lists it. */
   sortBy?: { propertyGroup: PropertyGroup; propertyName: string };
+  /** The filter properties (FilterProperty keys) this column already shows: a condition on one adds no column of its own. */
+  covers?: readonly string[];
 }
 
 export interface Selection {
@@ -30,18 +33,30 @@ export interface SearchPanelProps<Row> {
   /** The words a row's checkbox is labelled with ("Select ada@example.org"). */
   rowLabel(row: Row): string;
   selection?: Selection;
+  /**
+   * How a row shows a property the filter names (personCell, participantCell): each such property
+   * gets a column after the page's own; undefined when the row's answer does not hold its value.
+   */
+  filterCell?(property: FilterProperty): ValueCell<Row> | undefined;
   /** Below the total, above the table: what the page does with the filter or the selection. */
   children?: ComponentChildren;
 }
 
-function SortButton({ column, sort, onSort }: { column: SearchColumn<unknown>; sort: Sort | undefined; onSort(sort: Sort | undefined): void }) {
+function SortButton({ column, sort, onSort }: { column: SearchColumn<unknown>; sort: Sort | undefined; onSort(update: (previous: Sort | undefined) => Sort | undefined): void }) {
   const by = column.sortBy!;
-  const current = sort && sort.propertyGroup === by.propertyGroup && sort.propertyName === by.propertyName ? sort.operator : undefined;
-  // Unsorted → ascending → descending → unsorted (the API's default order, by id).
-  const nextOperator = current === undefined ? 'ASC' : current === 'ASC' ? 'DESC' : undefined;
+  const operatorOf = (given: Sort | undefined) => (given && given.propertyGroup === by.propertyGroup && given.propertyName === by.propertyName ? given.operator : undefined);
+  const current = operatorOf(sort);
   const state = current === 'ASC' ? 'sorted ascending' : current === 'DESC' ? 'sorted descending' : 'not sorted';
+  // Unsorted → ascending → descending → unsorted (the API's default order, by id), from the sort as
+  // it is when the press is handled: two quick presses go two steps, even before a render.
+  const press = () =>
+    onSort((previous) => {
+      const operator = operatorOf(previous);
+      const next = operator === undefined ? 'ASC' : operator === 'ASC' ? 'DESC' : undefined;
+      return next ? { ...by, operator: next } : undefined;
+    });
   return (
-    <button type="button" class="sort-button" aria-label={`${column.header}, ${state}: sort`} onClick={() => onSort(nextOperator ? { ...by, operator: nextOperator } : undefined)}>
+    <button type="button" class="sort-button" aria-label={`${column.header}, ${state}: sort`} onClick={press}>
       {column.header}
       <span aria-hidden="true">{current === 'ASC' ? ' ▲' : current === 'DESC' ? ' ▼' : ' ↕'}</span>
     </button>
@@ -61,7 +76,7 @@ function explained(problem: Problem, filtered: boolean): Problem {
  * A search screen's body: the filter builder, the live total, the results with sortable columns,
  * optional row selection, the page size and the pager.
  */
-export function SearchPanel<Row>({ search, noun, columns, rowId, rowLabel, selection, children }: SearchPanelProps<Row>) {
+export function SearchPanel<Row>({ search, noun, columns, rowId, rowLabel, selection, filterCell, children }: SearchPanelProps<Row>) {
   const sizeId = useId();
   const { results } = search;
   const rows = results.data?.results ?? [];
@@ -69,7 +84,26 @@ export function SearchPanel<Row>({ search, noun, columns, rowId, rowLabel, selec
   const shownPaths = [...search.built.paths.values()].filter((path) => path.length > 1);
   const unplaced = problem ? unplacedMessages(problem, shownPaths) : [];
 
-  const definitions: ColumnDef<Row>[] = columns.map((column) => ({
+  // The properties the filter names, each a column (a filter on age and country shows both).
+  const byKey = new Map(search.properties.map((property) => [property.key, property]));
+  const named = namedProperties(search.root)
+    .filter((key) => !columns.some((column) => column.covers?.includes(key)))
+    .flatMap((key) => {
+      const property = byKey.get(key);
+      return property ? [property] : [];
+    });
+  const shownNamed: SearchColumn<Row>[] = [];
+  const notShown: FilterProperty[] = [];
+  for (const property of named) {
+    const cell = filterCell?.(property);
+    if (!cell) {
+      notShown.push(property);
+      continue;
+    }
+    shownNamed.push({ id: `filter-${property.key}`, header: property.label, cell, ...('propertyGroup' in property.ref ? { sortBy: property.ref } : {}) });
+  }
+
+  const definitions: ColumnDef<Row>[] = [...columns, ...shownNamed].map((column) => ({
     id: column.id,
     header: () =>
       column.sortBy && isSortable(column.sortBy.propertyGroup, column.sortBy.propertyName) ? (
@@ -145,6 +179,12 @@ export function SearchPanel<Row>({ search, noun, columns, rowId, rowLabel, selec
         {children}
         <div aria-busy={results.loading}>
           <DataTable caption={`Matching ${noun.many}`} columns={definitions} rows={rows} rowId={rowId} empty={`No ${noun.one} matches.`} />
+          {notShown.length > 0 && (
+            <p class="muted" data-testid="columns-not-shown">
+              No column for {notShown.map((property) => property.label).join(', ')}: the search computes {notShown.length === 1 ? 'it' : 'them'} to match, and does not return{' '}
+              {notShown.length === 1 ? 'it' : 'them'} with each {noun.one}.
+            </p>
+          )}
           {results.data && (
             <Pager
               label={`Pages of ${noun.many}`}

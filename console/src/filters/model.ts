@@ -18,6 +18,8 @@ export interface FilterProperty {
   key: string;
   label: string;
   group: PropertyGroup | 'CUSTOM';
+  /** The heading it is listed under in the picker: a built-in group, or the custom property's own property group. */
+  section: string;
   type: SearchValueType;
   meaning?: string;
   /** enum values, or select / multi-select option names. */
@@ -41,14 +43,29 @@ export function nameWords(name: string): string {
   return (words.charAt(0).toUpperCase() + words.slice(1)).replace(/\bl(30|90|365)\b/, 'L$1');
 }
 
-/** The properties a search may filter on: the groups it reads (people search: PERSON alone), then the workspace's own. */
-export function filterProperties(groups: readonly PropertyGroup[], custom: readonly PersonProperty[]): FilterProperty[] {
+/** The headings of the names the service computes, by their property group. */
+export const builtInSections: Record<PropertyGroup, string> = {
+  PERSON: 'Person (built in)',
+  PARTICIPANT: 'Participant in this study (built in)',
+  INCENTIVE: 'Latest incentive (built in)',
+};
+
+/** The heading of custom properties whose property group is unknown (GET /property-groups could not be read). */
+export const customSectionFallback = 'Custom properties';
+
+/**
+ * The properties a search may filter on: the groups it reads (people search: PERSON alone), then
+ * the workspace's own, each under its property group's name (`groupNames`, by propertyGroupId,
+ * in the order the groups are listed), so a long list reads as a few short ones.
+ */
+export function filterProperties(groups: readonly PropertyGroup[], custom: readonly PersonProperty[], groupNames: ReadonlyMap<string, string> = new Map()): FilterProperty[] {
   const named = groups.flatMap((group) =>
     searchNames[group].map(
       (entry: SearchName): FilterProperty => ({
         key: `${group}:${entry.name}`,
         label: nameWords(entry.name),
         group,
+        section: builtInSections[group],
         type: entry.type,
         ...(entry.meaning ? { meaning: entry.meaning } : {}),
         ...(entry.options ? { options: entry.options } : {}),
@@ -56,11 +73,18 @@ export function filterProperties(groups: readonly PropertyGroup[], custom: reado
       }),
     ),
   );
-  const own = custom.map(
+  const groupOrder = [...groupNames.keys()];
+  const rank = (property: PersonProperty) => {
+    const at = groupOrder.indexOf(property.propertyGroupId);
+    return at < 0 ? groupOrder.length : at;
+  };
+  // Sorted by group (a stable sort keeps the order they were made in within one).
+  const own = [...custom].sort((a, b) => rank(a) - rank(b)).map(
     (property): FilterProperty => ({
       key: `custom:${property.propertyId}`,
       label: property.name,
       group: 'CUSTOM',
+      section: groupNames.has(property.propertyGroupId) ? `${groupNames.get(property.propertyGroupId)} (custom)` : customSectionFallback,
       type: customTypes[property.propertyType],
       ...(property.description ? { meaning: property.description } : {}),
       ...(property.propertyOptions.length > 0 ? { options: property.propertyOptions.map((option) => option.name) } : {}),
@@ -68,6 +92,35 @@ export function filterProperties(groups: readonly PropertyGroup[], custom: reado
     }),
   );
   return [...named, ...own];
+}
+
+/** Lower case without accents, so "emile" finds "Émile". */
+const folded = (text: string) => text.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
+
+/**
+ * The properties whose label holds every word of `query` (in any order, without regard to case or
+ * accents): "cont l30" finds "Total number of contact L30". An empty query keeps them all.
+ */
+export function matchProperties(properties: readonly FilterProperty[], query: string): FilterProperty[] {
+  const words = folded(query).split(/\s+/).filter(Boolean);
+  if (words.length === 0) return [...properties];
+  return properties.filter((property) => {
+    const label = folded(property.label);
+    return words.every((word) => label.includes(word));
+  });
+}
+
+/** The properties the filter's conditions name, each once, in the order they first appear. */
+export function namedProperties(group: DraftGroup): string[] {
+  const keys = new Set<string>();
+  const visit = (items: readonly DraftItem[]) => {
+    for (const item of items) {
+      if (item.kind === 'group') visit(item.items);
+      else if (item.property) keys.add(item.property);
+    }
+  };
+  visit(group.items);
+  return [...keys];
 }
 
 /** The comparisons a property's type admits, then IS_EMPTY and IS_NOT_EMPTY, which fit every type. */

@@ -16,20 +16,29 @@ export function useDebounced<T>(value: T, delayMs: number): T {
   return settled;
 }
 
-/** The workspace's custom person properties (GET /properties, every page). */
-export function useCustomProperties(): Loaded<PersonProperty[]> {
+/** The workspace's custom person properties (GET /properties, every page), and their property groups' names by id (GET /property-groups). */
+export function useCustomProperties(): Loaded<{ properties: PersonProperty[]; groupNames: Map<string, string> }> {
   const { api } = useSession().session;
   return useLoad(async () => {
-    const found: PersonProperty[] = [];
-    let startCursor: string | undefined;
-    // A workspace has tens of properties; ten pages of 100 is more than any has.
-    for (let page = 0; page < 10; page++) {
-      const answer = unwrap(await api.GET('/properties', { params: { query: { size: 100, ...(startCursor ? { startCursor } : {}) } } }));
-      found.push(...answer.results);
-      if (!answer.pageInfo.hasNextPage) break;
-      startCursor = answer.pageInfo.endCursor;
-    }
-    return found;
+    const readProperties = async () => {
+      const found: PersonProperty[] = [];
+      let startCursor: string | undefined;
+      // A workspace has tens of properties; ten pages of 100 is more than any has.
+      for (let page = 0; page < 10; page++) {
+        const answer = unwrap(await api.GET('/properties', { params: { query: { size: 100, ...(startCursor ? { startCursor } : {}) } } }));
+        found.push(...answer.results);
+        if (!answer.pageInfo.hasNextPage) break;
+        startCursor = answer.pageInfo.endCursor;
+      }
+      return found;
+    };
+    // Without the groups the picker still works, under one heading for every custom property.
+    const readGroups = async () => {
+      const { data } = await api.GET('/property-groups');
+      return new Map((data?.results ?? []).map((group) => [group.propertyGroupId, group.name]));
+    };
+    const [properties, groupNames] = await Promise.all([readProperties(), readGroups()]);
+    return { properties, groupNames };
   }, [api]);
 }
 
@@ -60,7 +69,7 @@ export interface SearchBody {
  */
 export function useFilterSearch<Row>(groups: readonly PropertyGroup[], run: (body: SearchBody) => Promise<SearchPage<Row>>, resetKeys: readonly unknown[] = []) {
   const custom = useCustomProperties();
-  const properties: FilterProperty[] = useMemo(() => filterProperties(groups, custom.data ?? []), [groups.join(), custom.data]);
+  const properties: FilterProperty[] = useMemo(() => filterProperties(groups, custom.data?.properties ?? [], custom.data?.groupNames), [groups.join(), custom.data]);
   const byKey = useMemo(() => new Map(properties.map((property) => [property.key, property])), [properties]);
   const [root, setRoot] = useState<DraftGroup>(() => newGroup([]));
   const built: BuiltFilter = useMemo(() => buildFilter(root, byKey), [root, byKey]);
@@ -83,6 +92,8 @@ export function useFilterSearch<Row>(groups: readonly PropertyGroup[], run: (bod
 
   return {
     properties,
+    /** The workspace's custom properties as GET /properties gives them (a column reads a value by its type). */
+    customProperties: custom.data?.properties,
     propertiesProblem: custom.problem,
     /** The API's refusal of the filter as it stands: none while an edited filter waits for its answer (its paths may have moved). */
     filterProblem: appliedFilterText === filterText ? results.problem : undefined,

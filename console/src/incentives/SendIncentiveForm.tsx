@@ -3,60 +3,117 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { describeProblem, fieldMessage, type Problem, unplacedMessages } from '../api.js';
 import { ErrorNotice } from '../components/ErrorNotice.js';
 import { Field } from '../components/Field.js';
+import { isMasked } from '../components/Masked.js';
+import { formatCents, parseMoney } from '../format.js';
+import type { Person } from '../people.js';
 import { useSession } from '../session.js';
-import { type IncentiveType, incentiveTypes, parseDollars, typeLabels } from './states.js';
+import { type IncentiveType, incentiveTypes, isProviderBacked, typeLabels } from './states.js';
 
 type Study = Schema<'Study'>;
 type Participant = Schema<'Participant'>;
+type SendBody = { participantId: string; type: IncentiveType; amountCents?: number; customIncentiveValue?: string; budgetId?: string };
 
 const shownPaths = [['type'], ['amountCents'], ['customIncentiveValue'], ['budgetId']] as const;
 
+/** What the confirmation names: the request, and its parts in words. */
+interface Pending {
+  body: SendBody;
+  /** The same key for every try of this one confirmation: a retried request pays once. */
+  idempotencyKey: string;
+  what: string;
+}
+
+/**
+ * The person in words, as far as the token may read them: "Dora Tester (dora@example.org)", the
+ * email alone without a name, and a plain description when the API masks both.
+ */
+export function recipientWords(person: Pick<Person, 'name'> | undefined, email: string | null): string {
+  const name = person?.name && !isMasked(person.name) ? person.name : undefined;
+  const address = email && !isMasked(email) ? email : undefined;
+  if (name && address) return `${name} (${address})`;
+  if (name || address) return (name ?? address)!;
+  if (person?.name || email) return 'this participant (name and email masked: your token may not read personal data)';
+  return 'this participant';
+}
+
 /**
  * Sends one incentive to a participant (POST /incentives, E-reference "send an incentive"): its
- * type, the amount in US dollars (the API counts cents), or for a CUSTOM reward its value in words
- * and an optional amount; the budget. The API's errors show beside the field they name.
+ * type, the amount in US dollars (the API counts cents; nothing is filled in for the person), or
+ * for a CUSTOM reward its value in words and an optional amount; the budget. Nothing is sent
+ * before a confirmation that names the amount, the person and the study; the API's errors then
+ * show beside the field they name.
  */
-export function SendIncentiveForm(props: { participant: Participant; study: Study; onSent(): void; onClose(): void }) {
+export function SendIncentiveForm(props: { participant: Participant; person: Person | undefined; study: Study; onSent(): void; onClose(): void }) {
   const { api } = useSession().session;
-  const planIncentive = props.study.studyPlan.incentive;
+  const plan = props.study.studyPlan;
   const [type, setType] = useState<IncentiveType>('MONEY_OR_GIFT_CARD');
-  const [amount, setAmount] = useState(planIncentive?.amount !== undefined ? String(planIncentive.amount) : '');
+  const [amount, setAmount] = useState('');
   const [customValue, setCustomValue] = useState('');
   const [budgetId, setBudgetId] = useState('');
   const [problem, setProblem] = useState<Problem | undefined>();
   const [busy, setBusy] = useState(false);
+  const [pending, setPending] = useState<Pending | undefined>();
   const heading = useRef<HTMLHeadingElement>(null);
-  const name = props.participant.email ?? props.participant.participantId;
+  const dialog = useRef<HTMLDialogElement>(null);
+  const sendButton = useRef<HTMLButtonElement>(null);
+  const recipient = recipientWords(props.person, props.participant.email);
+  const studyName = plan.name || 'an untitled study';
   // Keyboard and screen-reader users land on the form that opened.
   useEffect(() => heading.current?.focus(), []);
+  // The dialog opens once the state it shows is rendered; showModal moves the focus into it and
+  // makes the rest of the page inert until it closes.
+  useEffect(() => {
+    if (pending && dialog.current && !dialog.current.open) dialog.current.showModal();
+  }, [pending]);
 
-  async function submit(event: Event) {
+  /** Checks what the person typed and opens the confirmation; the API still judges the request. */
+  function review(event: Event) {
     event.preventDefault();
     const custom = type === 'CUSTOM';
-    const amountCents = amount.trim() === '' ? undefined : parseDollars(amount);
-    if (amount.trim() !== '' && amountCents === undefined) {
-      setProblem({ status: 0, summary: 'The amount is not valid.', fields: [{ path: ['amountCents'], message: 'Give an amount in dollars, such as 75 or 12.50.' }] });
-      return;
+    const amountCents = amount.trim() === '' ? undefined : parseMoney(amount);
+    const value = customValue.trim() || undefined;
+    const fail = (path: string, message: string) => setProblem({ status: 0, summary: message, fields: [{ path: [path], message }] });
+    if (amount.trim() !== '' && amountCents === undefined) return fail('amountCents', 'Give an amount in dollars, such as 75 or 12.50.');
+    // The API's rules (POST /incentives): an amount for every type but CUSTOM; a CUSTOM reward
+    // without one says what is given, or the plan does.
+    if (!custom && amountCents === undefined) return fail('amountCents', 'Give the amount to send, in dollars, such as 75 or 12.50.');
+    if (custom && amountCents === undefined && !value && !plan.incentive?.defaultCustomIncentiveValue) {
+      return fail('customIncentiveValue', 'Say what is given (a gift, a voucher code), or give an amount.');
     }
-    setBusy(true);
     setProblem(undefined);
+    const given = custom ? (value ?? plan.incentive?.defaultCustomIncentiveValue) : undefined;
+    const money = amountCents !== undefined ? formatCents(amountCents) : undefined;
+    setPending({
+      body: {
+        participantId: props.participant.participantId,
+        type,
+        ...(amountCents !== undefined ? { amountCents } : {}),
+        ...(custom && value ? { customIncentiveValue: value } : {}),
+        ...(budgetId.trim() ? { budgetId: budgetId.trim() } : {}),
+      },
+      idempotencyKey: crypto.randomUUID(),
+      what: [given, money].filter(Boolean).join(' and '),
+    });
+  }
+
+  /** Closes the confirmation (cancel, Escape, or after sending) and gives the focus back to the form's button. */
+  function closeConfirmation() {
+    if (dialog.current?.open) dialog.current.close();
+    setPending(undefined);
+    sendButton.current?.focus();
+  }
+
+  async function send() {
+    if (!pending) return;
+    setBusy(true);
     try {
-      unwrap(
-        await api.POST('/incentives', {
-          body: {
-            participantId: props.participant.participantId,
-            type,
-            ...(amountCents !== undefined ? { amountCents } : {}),
-            ...(custom && customValue.trim() ? { customIncentiveValue: customValue.trim() } : {}),
-            ...(budgetId.trim() ? { budgetId: budgetId.trim() } : {}),
-          },
-          // One click pays once, even if the request is retried.
-          headers: { 'Idempotency-Key': crypto.randomUUID() },
-        }),
-      );
+      unwrap(await api.POST('/incentives', { body: pending.body, headers: { 'Idempotency-Key': pending.idempotencyKey } }));
+      dialog.current?.close();
       props.onSent();
     } catch (error) {
+      // Beside the field it names, in the form: the confirmation showed what is now refused.
       setProblem(describeProblem(error));
+      closeConfirmation();
     } finally {
       setBusy(false);
     }
@@ -65,9 +122,9 @@ export function SendIncentiveForm(props: { participant: Participant; study: Stud
   return (
     <section aria-labelledby="send-incentive-heading" class="panel">
       <h2 id="send-incentive-heading" tabIndex={-1} ref={heading}>
-        Send an incentive to {name}
+        Send an incentive to {recipient}
       </h2>
-      <form onSubmit={(event) => void submit(event)} noValidate>
+      <form onSubmit={review} noValidate>
         <ErrorNotice problem={problem} extra={problem ? unplacedMessages(problem, shownPaths) : []} />
         <Field label="Type" error={fieldMessage(problem, ['type'])}>
           {(control) => (
@@ -83,9 +140,13 @@ export function SendIncentiveForm(props: { participant: Participant; study: Stud
         <Field
           label="Amount (USD)"
           error={fieldMessage(problem, ['amountCents'])}
-          hint={type === 'CUSTOM' ? 'Optional for a custom reward: leave it empty for a thing rather than money.' : 'In dollars, such as 75 or 12.50.'}
+          hint={
+            type === 'CUSTOM'
+              ? 'Optional for a custom reward: leave it empty for a thing rather than money.'
+              : `In dollars, such as 75 or 12.50.${plan.incentive?.amount !== undefined ? ` The study plan says ${formatCents(Math.round(plan.incentive.amount * 100))}.` : ''}`
+          }
         >
-          {(control) => <input {...control} inputMode="decimal" value={amount} onInput={(event) => setAmount(event.currentTarget.value)} />}
+          {(control) => <input {...control} inputMode="decimal" autocomplete="off" value={amount} onInput={(event) => setAmount(event.currentTarget.value)} />}
         </Field>
         {type === 'CUSTOM' && (
           <Field label="What is given" error={fieldMessage(problem, ['customIncentiveValue'])} hint="A gift or a voucher code, in words; default: the study plan's.">
@@ -96,14 +157,57 @@ export function SendIncentiveForm(props: { participant: Participant; study: Stud
           {(control) => <input {...control} value={budgetId} maxLength={100} onInput={(event) => setBudgetId(event.currentTarget.value)} />}
         </Field>
         <div class="actions">
-          <button type="submit" disabled={busy} aria-busy={busy}>
-            Send incentive
+          <button type="submit" ref={sendButton} disabled={busy}>
+            Send incentive…
           </button>
           <button type="button" class="secondary" onClick={props.onClose}>
             Close
           </button>
         </div>
       </form>
+      <dialog
+        ref={dialog}
+        aria-labelledby="confirm-incentive-heading"
+        aria-describedby="confirm-incentive-summary"
+        onCancel={(event) => {
+          // Escape: the same as "Don't send"; the state follows the dialog.
+          event.preventDefault();
+          if (!busy) closeConfirmation();
+        }}
+      >
+        {pending && (
+          <article>
+            <header>
+              <h2 id="confirm-incentive-heading">Send this incentive?</h2>
+            </header>
+            <p id="confirm-incentive-summary" data-testid="incentive-confirmation">
+              Send <strong>{pending.what}</strong> to <strong>{recipient}</strong> for the study <strong>{studyName}</strong>.
+            </p>
+            <dl class="facts">
+              <div>
+                <dt>Type</dt>
+                <dd>{typeLabels[pending.body.type]}</dd>
+              </div>
+              <div>
+                <dt>Budget</dt>
+                <dd>{pending.body.budgetId ?? "The study plan's"}</dd>
+              </div>
+            </dl>
+            <p class="muted">
+              {isProviderBacked(pending.body.type) ? 'It is ordered at the incentive provider at once. ' : 'It is recorded as sent; the reward is handed over outside the service. '}
+              {props.study.status === 'DRAFT' ? 'It can be canceled while the study is a draft.' : 'It cannot be canceled: the study is launched.'}
+            </p>
+            <footer>
+              <button type="button" class="secondary" disabled={busy} onClick={closeConfirmation}>
+                Don’t send
+              </button>
+              <button type="button" aria-busy={busy} disabled={busy} onClick={() => void send()}>
+                Send {pending.what}
+              </button>
+            </footer>
+          </article>
+        )}
+      </dialog>
     </section>
   );
 }

@@ -3,15 +3,25 @@ import { useState } from 'preact/hooks';
 import { describeProblem, type Problem } from '../api.js';
 import { type ColumnDef, DataTable } from '../components/DataTable.js';
 import { ErrorNotice } from '../components/ErrorNotice.js';
+import { Moment } from '../components/Moment.js';
 import { Pager } from '../components/Pager.js';
+import { PersonLabel } from '../components/PersonLabel.js';
 import { humanize, StatusBadge } from '../components/StatusBadge.js';
+import { formatCents } from '../format.js';
 import { useCursorPages, useLoad } from '../hooks.js';
+import { loadPeopleByIds, type Person } from '../people.js';
 import { useMay } from '../rights.js';
 import { useSession } from '../session.js';
-import { formatCents, mayCancel, mayResend } from './states.js';
+import { recipientWords } from './SendIncentiveForm.js';
+import { mayCancel, mayResend } from './states.js';
 
 type Study = Schema<'Study'>;
 type Incentive = Schema<'Incentive'>;
+/** An incentive with its recipient (undefined once deleted), loaded together so the row names them from its first paint. */
+interface IncentiveRow {
+  incentive: Incentive;
+  person: Person | undefined;
+}
 
 /**
  * The study's incentives (POST /incentives/search with its studyId, keyset pages) with their
@@ -23,29 +33,29 @@ export function StudyIncentives({ study, version }: { study: Study; version: num
   const mayCancelRole = useMay('post /incentives/{incentiveId}/cancel');
   const mayResendRole = useMay('post /incentives/{incentiveId}/resend');
   const pages = useCursorPages([study.studyId]);
-  const incentives = useLoad(
-    async () =>
-      unwrap(
-        await api.POST('/incentives/search', {
-          body: { studyId: study.studyId, pageInfo: { size: 25, ...(pages.cursor ? { startCursor: pages.cursor } : {}) } },
-        }),
-      ),
-    [api, study.studyId, pages.cursor, version],
-  );
+  const incentives = useLoad(async () => {
+    const page = unwrap(
+      await api.POST('/incentives/search', {
+        body: { studyId: study.studyId, pageInfo: { size: 25, ...(pages.cursor ? { startCursor: pages.cursor } : {}) } },
+      }),
+    );
+    const people = await loadPeopleByIds(api, page.results.map((incentive) => incentive.personId));
+    return { ...page, rows: page.results.map((incentive): IncentiveRow => ({ incentive, person: people.get(incentive.personId) })) };
+  }, [api, study.studyId, pages.cursor, version]);
 
-  const columns: ColumnDef<Incentive>[] = [
-    { id: 'recipient', header: 'Recipient', cell: ({ row }) => row.original.recipientEmail ?? 'deleted person' },
-    { id: 'type', header: 'Type', cell: ({ row }) => (row.original.type ? humanize(row.original.type) : '—') },
+  const columns: ColumnDef<IncentiveRow>[] = [
+    { id: 'recipient', header: 'Recipient', cell: ({ row }) => <PersonLabel name={row.original.person?.name} email={row.original.incentive.recipientEmail} personId={row.original.person?.personId} /> },
+    { id: 'type', header: 'Type', cell: ({ row }) => (row.original.incentive.type ? humanize(row.original.incentive.type) : '—') },
     {
       id: 'amount',
       header: 'Amount',
-      cell: ({ row }) =>
-        row.original.type === 'CUSTOM' && row.original.customIncentiveValue
-          ? `${row.original.customIncentiveValue}${row.original.amountCents > 0 ? ` (${formatCents(row.original.amountCents)})` : ''}`
-          : formatCents(row.original.amountCents),
+      cell: ({ row }) => {
+        const { type, customIncentiveValue, amountCents } = row.original.incentive;
+        return type === 'CUSTOM' && customIncentiveValue ? `${customIncentiveValue}${amountCents > 0 ? ` (${formatCents(amountCents)})` : ''}` : formatCents(amountCents);
+      },
     },
-    { id: 'status', header: 'Status', cell: ({ row }) => <StatusBadge status={row.original.status} /> },
-    { id: 'sentAt', header: 'Sent', cell: ({ row }) => new Date(row.original.sentAt).toLocaleString() },
+    { id: 'status', header: 'Status', cell: ({ row }) => <StatusBadge status={row.original.incentive.status} /> },
+    { id: 'sentAt', header: 'Sent', cell: ({ row }) => <Moment at={row.original.incentive.sentAt} /> },
   ];
   // Cancel and resend exist only while the study is a draft: otherwise the column would stay empty.
   if ((mayCancelRole || mayResendRole) && study.status === 'DRAFT') {
@@ -53,7 +63,7 @@ export function StudyIncentives({ study, version }: { study: Study; version: num
       id: 'actions',
       header: 'Actions',
       cell: ({ row }) => (
-        <IncentiveActions incentive={row.original} studyStatus={study.status} mayCancel={mayCancelRole} mayResend={mayResendRole} onChanged={incentives.reload} />
+        <IncentiveActions incentive={row.original.incentive} person={row.original.person} studyStatus={study.status} mayCancel={mayCancelRole} mayResend={mayResendRole} onChanged={incentives.reload} />
       ),
     });
   }
@@ -67,7 +77,7 @@ export function StudyIncentives({ study, version }: { study: Study; version: num
       <ErrorNotice problem={incentives.problem} />
       {incentives.data && (
         <>
-          <DataTable caption="Incentives" columns={columns} rows={incentives.data.results} rowId={(row) => row.incentiveId} empty="No incentive sent yet." />
+          <DataTable caption="Incentives" columns={columns} rows={incentives.data.rows} rowId={(row) => row.incentive.incentiveId} empty="No incentive sent yet." />
           <Pager
             label="Pages of incentives"
             pageNumber={pages.pageNumber}
@@ -83,7 +93,7 @@ export function StudyIncentives({ study, version }: { study: Study; version: num
   );
 }
 
-function IncentiveActions(props: { incentive: Incentive; studyStatus: string; mayCancel: boolean; mayResend: boolean; onChanged(): void }) {
+function IncentiveActions(props: { incentive: Incentive; person: Person | undefined; studyStatus: string; mayCancel: boolean; mayResend: boolean; onChanged(): void }) {
   const { incentive } = props;
   const { api } = useSession().session;
   const [busy, setBusy] = useState(false);
@@ -92,7 +102,7 @@ function IncentiveActions(props: { incentive: Incentive; studyStatus: string; ma
   const offerCancel = props.mayCancel && mayCancel(incentive, props.studyStatus);
   const offerResend = props.mayResend && mayResend(incentive, props.studyStatus);
   if (!offerCancel && !offerResend && !problem) return null;
-  const who = incentive.recipientEmail ?? incentive.incentiveId;
+  const who = incentive.recipientEmail ?? recipientWords(props.person, null);
 
   async function act(action: 'cancel' | 'resend') {
     if (action === 'cancel' && !window.confirm(`Cancel the incentive sent to ${who}?`)) return;

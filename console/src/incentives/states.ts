@@ -28,15 +28,3 @@ export function mayCancel(incentive: { status: IncentiveStatus }, studyStatus: s
 export function mayResend(incentive: { type: string | null; status: IncentiveStatus }, studyStatus: string): boolean {
   return studyStatus === 'DRAFT' && isProviderBacked(incentive.type) && incentive.status === 'UNCLAIMED';
 }
-
-/** Cents as dollars: 7500 → "$75.00". */
-export function formatCents(cents: number): string {
-  return `$${(cents / 100).toFixed(2)}`;
-}
-
-/** "75", "75.5", "75.50" → 7550 cents; undefined for anything else. */
-export function parseDollars(text: string): number | undefined {
-  const match = /^\s*(\d{1,9})(?:\.(\d{1,2}))?\s*$/.exec(text);
-  if (!match) return undefined;
-  return Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
-}

@@ -5,6 +5,7 @@ import { type ColumnDef, DataTable } from '../components/DataTable.js';
 import { ErrorNotice } from '../components/ErrorNotice.js';
 import { Field } from '../components/Field.js';
 import { humanize, StatusBadge } from '../components/StatusBadge.js';
+import { formatMoment } from '../format.js';
 import { isBlankRecord, parseCsv, writeCsv } from '../csv.js';
 import { useLoad } from '../hooks.js';
 import { loadProperties } from '../properties.js';
@@ -411,7 +412,7 @@ function ImportProgress({ entry }: { entry: KnownImport }) {
       </header>
       <p class="muted">
         Import {entry.importId}
-        {entry.startedAt && `, started ${new Date(entry.startedAt).toLocaleString()}`}
+        {entry.startedAt && `, started ${formatMoment(entry.startedAt)}`}
       </p>
       <ErrorNotice problem={problem} />
       <label for={progressId} class="progress-label">

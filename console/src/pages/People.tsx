@@ -4,7 +4,10 @@ import { Link } from 'wouter-preact';
 import { describeProblem, fieldMessage, type Problem } from '../api.js';
 import { ErrorNotice } from '../components/ErrorNotice.js';
 import { Field } from '../components/Field.js';
+import { MaybeMasked } from '../components/Masked.js';
+import { Moment } from '../components/Moment.js';
 import { humanize } from '../components/StatusBadge.js';
+import { personCell } from '../filters/columns.js';
 import type { PropertyGroup } from '../filters/model.js';
 import { type SearchColumn, SearchPanel } from '../filters/SearchPanel.js';
 import { type FilterSearch, useFilterSearch } from '../filters/search.js';
@@ -17,10 +20,20 @@ type Person = Schema<'Person'>;
 const personGroups: readonly PropertyGroup[] = ['PERSON'];
 
 const columns: SearchColumn<Person>[] = [
-  { id: 'name', header: 'Name', cell: (person) => person.name || '—', sortBy: { propertyGroup: 'PERSON', propertyName: 'NAME' } },
-  { id: 'email', header: 'Email', cell: (person) => <Link href={`/people/${encodeURIComponent(person.personId)}`}>{person.email}</Link>, sortBy: { propertyGroup: 'PERSON', propertyName: 'EMAIL' } },
-  { id: 'contactStatus', header: 'Contact status', cell: (person) => humanize(person.contactStatus), sortBy: { propertyGroup: 'PERSON', propertyName: 'CONTACT_STATUS' } },
-  { id: 'updatedAt', header: 'Last changed', cell: (person) => new Date(person.updatedAt).toLocaleDateString(), sortBy: { propertyGroup: 'PERSON', propertyName: 'LAST_CHANGED_AT' } },
+  { id: 'name', header: 'Name', cell: (person) => <MaybeMasked value={person.name} />, sortBy: { propertyGroup: 'PERSON', propertyName: 'NAME' }, covers: ['PERSON:NAME'] },
+  {
+    id: 'email',
+    header: 'Email',
+    cell: (person) => (
+      <Link href={`/people/${encodeURIComponent(person.personId)}`}>
+        <MaybeMasked value={person.email} />
+      </Link>
+    ),
+    sortBy: { propertyGroup: 'PERSON', propertyName: 'EMAIL' },
+    covers: ['PERSON:EMAIL'],
+  },
+  { id: 'contactStatus', header: 'Contact status', cell: (person) => humanize(person.contactStatus), sortBy: { propertyGroup: 'PERSON', propertyName: 'CONTACT_STATUS' }, covers: ['PERSON:CONTACT_STATUS'] },
+  { id: 'updatedAt', header: 'Last changed', cell: (person) => <Moment at={person.updatedAt} as="day" />, sortBy: { propertyGroup: 'PERSON', propertyName: 'LAST_CHANGED_AT' }, covers: ['PERSON:LAST_CHANGED_AT'] },
 ];
 
 /** The whole panel, searched with the filter builder (POST /people/search); selected people can be added to a study. */
@@ -51,6 +64,7 @@ export function PeoplePage() {
         columns={columns}
         rowId={(person) => person.personId}
         rowLabel={(person) => person.email}
+        filterCell={personCell}
         {...(mayAdd ? { selection: { selected, onChange: onSelect } } : {})}
       >
         <div class="search-tools">
@@ -131,7 +145,7 @@ function AddToStudy({ selected, emails, onDone }: { selected: ReadonlySet<string
     setBusy(true);
     try {
       const answer = unwrap(await api.POST('/studies/{studyId}/participants', { params: { path: { studyId } }, body: { personIds } }));
-      const who = (personId: string | undefined) => (personId ? (emails.get(personId) ?? personId) : 'someone');
+      const who = (personId: string | undefined) => (personId ? (emails.get(personId) ?? 'a selected person') : 'someone');
       setOutcome({
         added: answer.results.map((participant) => participant.email ?? who(participant.personId)),
         refused: answer.errors.map((item) => ({ who: who(item.path[0] === 'personIds' ? personIds[Number(item.path[1])] : undefined), message: item.message })),
@@ -153,7 +167,7 @@ function AddToStudy({ selected, emails, onDone }: { selected: ReadonlySet<string
             <option value="">Choose a study…</option>
             {(studies.data ?? []).map((study) => (
               <option key={study.studyId} value={study.studyId}>
-                {study.studyPlan.name ?? study.studyId} ({humanize(study.status)})
+                {study.studyPlan.name || 'Untitled study'} ({humanize(study.status)})
               </option>
             ))}
           </select>

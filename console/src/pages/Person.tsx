@@ -6,9 +6,12 @@ import { type ColumnDef, DataTable } from '../components/DataTable.js';
 import { ErrorNotice } from '../components/ErrorNotice.js';
 import { Field } from '../components/Field.js';
 import { isMasked, MaybeMasked } from '../components/Masked.js';
+import { Moment } from '../components/Moment.js';
+import { PopulationNames } from '../components/PopulationNames.js';
 import { humanize, StatusBadge } from '../components/StatusBadge.js';
+import { formatCents } from '../format.js';
 import { type Loaded, useLoad } from '../hooks.js';
-import { loadProperties, type PersonProperty } from '../properties.js';
+import { loadProperties, type PersonProperty, propertyValueText } from '../properties.js';
 import { useMay } from '../rights.js';
 import { useSession } from '../session.js';
 
@@ -82,23 +85,18 @@ async function loadParticipations(api: RecruitClient, personId: string): Promise
   return { participations: sorted, studiesLookedThrough: Math.min(studies.length, studiesLookedThroughMax), moreStudies };
 }
 
+/** The person's incentives, with the names of their studies (read with them: a row never shows a study's id). */
 async function loadIncentives(api: RecruitClient, personId: string) {
-  return unwrap(await api.POST('/incentives/search', { body: { filter: onePerson(personId), pageInfo: { size: 100 } } }));
+  const incentives = unwrap(await api.POST('/incentives/search', { body: { filter: onePerson(personId), pageInfo: { size: 100 } } }));
+  const studyIds = [...new Set(incentives.results.map((incentive) => incentive.studyId))];
+  const studies = await Promise.all(
+    studyIds.map(async (studyId) => {
+      const { data } = await api.GET('/studies/{studyId}', { params: { path: { studyId } } });
+      return [studyId, data ? data.studyPlan.name || 'Untitled study' : 'A study you may not read'] as const;
+    }),
+  );
+  return { ...incentives, studyNames: new Map(studies) };
 }
-
-/** A property value in words: options and lists joined, a location as its parts. */
-function valueText(value: PropertyValue | undefined): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (Array.isArray(value)) return value.join(', ');
-  if (typeof value === 'object') {
-    const location = value;
-    return [location.address, location.city, location.region, location.postalCode, location.country].filter(Boolean).join(', ');
-  }
-  if (typeof value === 'boolean') return value ? 'Yes' : 'No';
-  return String(value);
-}
-
-const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 
 /** One person of the panel: their details and properties, studies, incentives, opt-out; editing and deletion. */
 export function PersonPage({ personId }: { personId: string }) {
@@ -106,7 +104,6 @@ export function PersonPage({ personId }: { personId: string }) {
   const person = useLoad(async () => unwrap(await api.GET('/people/{personId}', { params: { path: { personId } } })), [api, personId]);
   const properties = useLoad(() => loadProperties(api), [api]);
   const participations = useLoad(() => loadParticipations(api, personId), [api, personId]);
-  const studyNames = new Map((participations.data?.participations ?? []).map(({ study }) => [study.studyId, study.studyPlan.name ?? study.studyId]));
   const [deleted, setDeleted] = useState(false);
   const [editing, setEditing] = useState(false);
   const [saved, setSaved] = useState(false);
@@ -191,7 +188,7 @@ export function PersonPage({ personId }: { personId: string }) {
       )}
       <OptOut person={current} onChanged={person.reload} />
       <Participations loaded={participations} />
-      <Incentives personId={current.personId} studyNames={studyNames} />
+      <Incentives personId={current.personId} />
       <DeletePerson person={current} onDeleted={() => setDeleted(true)} />
     </>
   );
@@ -207,7 +204,8 @@ function Details({ person, properties }: { person: Person; properties: PersonPro
   ];
   if (person.additionalEmails.length > 0) rows.push(['Other emails', person.additionalEmails.join(', ')]);
   if (person.additionalPhones.length > 0) rows.push(['Other phones', person.additionalPhones.join(', ')]);
-  const propertyRows = Object.entries(person.properties).map(([propertyId, value]) => [named.get(propertyId)?.name ?? propertyId, valueText(value)] as const);
+  // A value's property by its name: the section waits for the names rather than show ids first.
+  const propertyRows = Object.entries(person.properties).map(([propertyId, value]) => [named.get(propertyId)?.name ?? 'A deleted property', propertyValueText(value, named.get(propertyId)?.propertyType === 'DATETIME')] as const);
   return (
     <>
       <section aria-labelledby="details-heading">
@@ -220,11 +218,15 @@ function Details({ person, properties }: { person: Person; properties: PersonPro
           </div>
           <div>
             <dt>Added</dt>
-            <dd>{new Date(person.createdAt).toLocaleString()}</dd>
+            <dd>
+              <Moment at={person.createdAt} />
+            </dd>
           </div>
           <div>
             <dt>Last changed</dt>
-            <dd>{new Date(person.updatedAt).toLocaleString()}</dd>
+            <dd>
+              <Moment at={person.updatedAt} />
+            </dd>
           </div>
           {person.populationIds.length > 0 && (
             <div>
@@ -238,7 +240,9 @@ function Details({ person, properties }: { person: Person; properties: PersonPro
       </section>
       <section aria-labelledby="properties-heading">
         <h2 id="properties-heading">Properties</h2>
-        {propertyRows.length === 0 ? (
+        {!properties ? (
+          <p aria-busy="true">Loading the properties…</p>
+        ) : propertyRows.length === 0 ? (
           <p>No property has a value for this person.</p>
         ) : (
           <dl class="facts">
@@ -250,7 +254,6 @@ function Details({ person, properties }: { person: Person; properties: PersonPro
   );
 }
 
-/** The names of the person's populations (their ids while the names load, or if they cannot be read). */
 /** A `<dl>`'s term and value pairs, each value as the API gave it (masked values badged). */
 function MaskedFacts({ rows }: { rows: readonly (readonly [string, string | null | undefined])[] }) {
   return (
@@ -265,16 +268,6 @@ function MaskedFacts({ rows }: { rows: readonly (readonly [string, string | null
       ))}
     </>
   );
-}
-
-function PopulationNames({ populationIds }: { populationIds: string[] }) {
-  const { api } = useSession().session;
-  const populations = useLoad(async () => {
-    const names = new Map<string, string>();
-    for await (const population of api.paginate('/populations', { params: { query: { size: 100 } } })) names.set(population.populationId, population.name);
-    return names;
-  }, [api]);
-  return <>{populationIds.map((id) => populations.data?.get(id) ?? id).join(', ')}</>;
 }
 
 /** The text a property's input starts with. */
@@ -527,12 +520,12 @@ const participationColumns: ColumnDef<Participation>[] = [
   {
     id: 'study',
     header: 'Study',
-    cell: ({ row }) => <Link href={`/studies/${encodeURIComponent(row.original.study.studyId)}`}>{row.original.study.studyPlan.name ?? row.original.study.studyId}</Link>,
+    cell: ({ row }) => <Link href={`/studies/${encodeURIComponent(row.original.study.studyId)}`}>{row.original.study.studyPlan.name || 'Untitled study'}</Link>,
   },
   { id: 'studyStatus', header: 'Study status', cell: ({ row }) => <StatusBadge status={row.original.study.status} /> },
   { id: 'status', header: 'Participant status', cell: ({ row }) => <StatusBadge status={row.original.participant.status} /> },
   { id: 'approval', header: 'Approval', cell: ({ row }) => humanize(row.original.participant.approvalStatus) },
-  { id: 'added', header: 'Added', cell: ({ row }) => new Date(row.original.participant.addedToStudyAt).toLocaleDateString() },
+  { id: 'added', header: 'Added', cell: ({ row }) => <Moment at={row.original.participant.addedToStudyAt} as="day" /> },
 ];
 
 function Participations({ loaded }: { loaded: Loaded<Awaited<ReturnType<typeof loadParticipations>>> }) {
@@ -561,18 +554,18 @@ const incentiveColumns = (studyNames: ReadonlyMap<string, string>): ColumnDef<In
   {
     id: 'amount',
     header: 'Amount',
-    cell: ({ row }) => (row.original.type === 'CUSTOM' && row.original.amountCents === 0 ? (row.original.customIncentiveValue ?? '—') : dollars(row.original.amountCents)),
+    cell: ({ row }) => (row.original.type === 'CUSTOM' && row.original.amountCents === 0 ? (row.original.customIncentiveValue ?? '—') : formatCents(row.original.amountCents)),
   },
   { id: 'status', header: 'Status', cell: ({ row }) => <StatusBadge status={row.original.status} /> },
   {
     id: 'study',
     header: 'Study',
-    cell: ({ row }) => <Link href={`/studies/${encodeURIComponent(row.original.studyId)}`}>{studyNames.get(row.original.studyId) ?? row.original.studyId}</Link>,
+    cell: ({ row }) => <Link href={`/studies/${encodeURIComponent(row.original.studyId)}`}>{studyNames.get(row.original.studyId)}</Link>,
   },
-  { id: 'sentAt', header: 'Sent', cell: ({ row }) => new Date(row.original.sentAt).toLocaleDateString() },
+  { id: 'sentAt', header: 'Sent', cell: ({ row }) => <Moment at={row.original.sentAt} as="day" /> },
 ];
 
-function Incentives({ personId, studyNames }: { personId: string; studyNames: ReadonlyMap<string, string> }) {
+function Incentives({ personId }: { personId: string }) {
   const { api } = useSession().session;
   const loaded = useLoad(() => loadIncentives(api, personId), [api, personId]);
   return (
@@ -581,7 +574,7 @@ function Incentives({ personId, studyNames }: { personId: string; studyNames: Re
       <ErrorNotice problem={loaded.problem} />
       {loaded.data && (
         <>
-          <DataTable caption="Incentives sent to this person" columns={incentiveColumns(studyNames)} rows={loaded.data.results} rowId={(row) => row.incentiveId} empty="No incentive sent." />
+          <DataTable caption="Incentives sent to this person" columns={incentiveColumns(loaded.data.studyNames)} rows={loaded.data.results} rowId={(row) => row.incentiveId} empty="No incentive sent." />
           {loaded.data.total > loaded.data.results.length && (
             <p class="muted">
               The {loaded.data.results.length} first of {loaded.data.total}.

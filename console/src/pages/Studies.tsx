@@ -2,6 +2,7 @@ import { type Schema, unwrap } from '@recruit-ops/sdk/browser';
 import { Link, useLocation, useSearch } from 'wouter-preact';
 import { type ColumnDef, DataTable } from '../components/DataTable.js';
 import { ErrorNotice } from '../components/ErrorNotice.js';
+import { Moment } from '../components/Moment.js';
 import { Pager } from '../components/Pager.js';
 import { humanize, StatusBadge } from '../components/StatusBadge.js';
 import { useCursorPages, useLoad } from '../hooks.js';
@@ -18,12 +19,12 @@ const columns: ColumnDef<StudySummary>[] = [
   {
     id: 'name',
     header: 'Name',
-    cell: ({ row }) => <Link href={`/studies/${encodeURIComponent(row.original.studyId)}`}>{row.original.studyPlan.name ?? row.original.studyId}</Link>,
+    cell: ({ row }) => <Link href={`/studies/${encodeURIComponent(row.original.studyId)}`}>{row.original.studyPlan.name || 'Untitled study'}</Link>,
   },
   { id: 'status', header: 'Status', cell: ({ row }) => <StatusBadge status={row.original.status} /> },
   { id: 'studyType', header: 'Type', cell: ({ row }) => humanize(row.original.studyType) },
   { id: 'owners', header: 'Owners', cell: ({ row }) => row.original.owners.map((owner) => owner.fullname || owner.email).join(', ') },
-  { id: 'createdAt', header: 'Created', cell: ({ row }) => new Date(row.original.createdAt).toLocaleDateString() },
+  { id: 'createdAt', header: 'Created', cell: ({ row }) => <Moment at={row.original.createdAt} as="day" /> },
 ];
 
 /** The studies of the workspace, newest first, filtered by status (kept in the address: `?status=ACTIVE`). */

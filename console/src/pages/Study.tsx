@@ -4,6 +4,7 @@ import { Link } from 'wouter-preact';
 import { describeProblem, type Problem } from '../api.js';
 import { ErrorNotice } from '../components/ErrorNotice.js';
 import { humanize, StatusBadge } from '../components/StatusBadge.js';
+import { formatAmount, formatCalendarDay, formatMoment } from '../format.js';
 import { ParticipantsPanel } from '../participants/ParticipantsPanel.js';
 import { useLoad } from '../hooks.js';
 import { type Operation, useMay } from '../rights.js';
@@ -56,7 +57,7 @@ export function StudyPage({ studyId }: { studyId: string }) {
   return (
     <>
       <header class="page-header">
-        <h1>{current.studyPlan.name ?? current.studyId}</h1>
+        <h1>{current.studyPlan.name || 'Untitled study'}</h1>
         <StatusBadge status={current.status} />
       </header>
       <StatusMoves study={current} onMoved={study.reload} />
@@ -117,12 +118,12 @@ function StudyPlan({ study }: { study: Study }) {
     ['External name', plan.externalName],
     ['Description', plan.description],
     ['Participation limit', plan.participationLimit?.toString()],
-    ['Dates', plan.startDate || plan.endDate ? `${plan.startDate ?? '…'} to ${plan.endDate ?? '…'}` : undefined],
-    ['Incentive', plan.incentive?.amount !== undefined ? `${plan.incentive.amount} ${plan.incentive.currency ?? ''}`.trim() : undefined],
+    ['Dates', plan.startDate || plan.endDate ? `${plan.startDate ? formatCalendarDay(plan.startDate) : '…'} to ${plan.endDate ? formatCalendarDay(plan.endDate) : '…'}` : undefined],
+    ['Incentive', plan.incentive?.amount !== undefined ? formatAmount(plan.incentive.amount, plan.incentive.currency ?? 'USD') : undefined],
     ['Language', plan.language],
     ['Interview length', plan.scheduler?.interviewDurationMinutes ? `${plan.scheduler.interviewDurationMinutes} min` : undefined],
     ['Owners', study.owners.map((owner) => owner.fullname || owner.email).join(', ')],
-    ['Created', new Date(study.createdAt).toLocaleString()],
+    ['Created', formatMoment(study.createdAt)],
   ];
   return (
     <section aria-labelledby="plan-heading">

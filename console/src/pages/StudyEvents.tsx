@@ -1,12 +1,15 @@
 import { type RecruitClient, type Schema, unwrap } from '@recruit-ops/sdk/browser';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
 import { type ColumnDef, DataTable } from '../components/DataTable.js';
 import { ErrorNotice } from '../components/ErrorNotice.js';
+import { Moment } from '../components/Moment.js';
 import { Pager } from '../components/Pager.js';
+import { PersonLabel } from '../components/PersonLabel.js';
 import { StatusBadge } from '../components/StatusBadge.js';
 import { readFeed } from '../events/feed.js';
 import { useLoad } from '../hooks.js';
+import { loadPeopleByIds, type Person } from '../people.js';
 import { useSession } from '../session.js';
 
 type StudyStatusEvent = Schema<'StudyStatusEvent'>;
@@ -23,6 +26,8 @@ interface Feed {
   /** Where each feed stopped: polling again from here brings only newer events. */
   studyCursor: string | undefined;
   participantCursor: string | undefined;
+  /** The people the participant events are about, loaded with the events (a deleted person is absent). */
+  people: ReadonlyMap<string, Person>;
 }
 
 async function readStudyFeed(api: RecruitClient, studyId: string, from: Feed | undefined): Promise<Feed> {
@@ -37,7 +42,10 @@ async function readStudyFeed(api: RecruitClient, studyId: string, from: Feed | u
     ...participants.events.map((event) => ({ ...event, kind: 'participant' as const })).reverse(),
   ];
   newer.sort((a, b) => (a.occurredAt < b.occurredAt ? 1 : a.occurredAt > b.occurredAt ? -1 : 0));
-  return { events: [...newer, ...(from?.events ?? [])], studyCursor: study.cursor, participantCursor: participants.cursor };
+  const known = from?.people ?? new Map<string, Person>();
+  const unknown = participants.events.map((event) => event.personId).filter((personId) => !known.has(personId));
+  const found = unknown.length > 0 ? await loadPeopleByIds(api, unknown) : new Map<string, Person>();
+  return { events: [...newer, ...(from?.events ?? [])], studyCursor: study.cursor, participantCursor: participants.cursor, people: new Map([...known, ...found]) };
 }
 
 const fieldWords: Record<string, string> = { status: 'Status', approvalStatus: 'Approval', screenerState: 'Screener' };
@@ -57,18 +65,18 @@ export function StudyEventsPage({ studyId }: { studyId: string }) {
 
   const events = feed?.events ?? [];
   const shown = events.slice((pageNumber - 1) * pageSize, pageNumber * pageSize);
-  const names = useParticipantNames(
-    studyId,
-    shown.flatMap((event) => (event.kind === 'participant' ? [event.participantId] : [])),
-  );
-  const studyName = study.data?.studyPlan.name ?? studyId;
+  const studyName = study.data ? study.data.studyPlan.name || 'Untitled study' : undefined;
 
   const columns: ColumnDef<FeedEvent>[] = [
-    { id: 'when', header: 'When', cell: ({ row }) => <time dateTime={row.original.occurredAt}>{new Date(row.original.occurredAt).toLocaleString()}</time> },
+    { id: 'when', header: 'When', cell: ({ row }) => <Moment at={row.original.occurredAt} as="zoned" /> },
     {
       id: 'who',
       header: 'Who',
-      cell: ({ row }) => (row.original.kind === 'study' ? `The study` : (names[row.original.participantId] ?? row.original.participantId)),
+      cell: ({ row }) => {
+        if (row.original.kind === 'study') return 'The study';
+        const person = feed?.people.get(row.original.personId);
+        return <PersonLabel name={person?.name} email={person?.email} personId={person?.personId} />;
+      },
     },
     { id: 'what', header: 'What', cell: ({ row }) => fieldWords[row.original.field] ?? row.original.field },
     {
@@ -90,7 +98,7 @@ export function StudyEventsPage({ studyId }: { studyId: string }) {
   return (
     <>
       <header class="page-header">
-        <h1>Status events: {studyName}</h1>
+        <h1 aria-busy={!studyName}>Status events{studyName ? `: ${studyName}` : ''}</h1>
         <Link href={`/studies/${encodeURIComponent(studyId)}`}>Back to the study</Link>
       </header>
       <p class="muted">
@@ -107,7 +115,7 @@ export function StudyEventsPage({ studyId }: { studyId: string }) {
       </div>
       {feed && (
         <>
-          <DataTable caption={`Status events of ${studyName}, newest first`} columns={columns} rows={shown} rowId={(row) => `${row.kind}-${row.eventId}`} empty="No event yet." />
+          <DataTable caption={`Status events of ${studyName ?? 'the study'}, newest first`} columns={columns} rows={shown} rowId={(row) => `${row.kind}-${row.eventId}`} empty="No event yet." />
           <Pager
             label="Pages of events"
             pageNumber={pageNumber}
@@ -122,27 +130,4 @@ export function StudyEventsPage({ studyId }: { studyId: string }) {
       {!feed && load.loading && <p aria-busy="true">Loading the events…</p>}
     </>
   );
-}
-
-/** Participants' emails by id (GET each participant once), for the rows shown. */
-function useParticipantNames(studyId: string, participantIds: string[]): Record<string, string> {
-  const { api } = useSession().session;
-  const [names, setNames] = useState<Record<string, string>>({});
-  const missing = [...new Set(participantIds)].filter((id) => !(id in names));
-  const key = missing.join(',');
-  useEffect(() => {
-    if (missing.length === 0) return;
-    let current = true;
-    void Promise.all(
-      missing.map(async (participantId) => {
-        const { data } = await api.GET('/studies/{studyId}/participants/{participantId}', { params: { path: { studyId, participantId } } });
-        // A participant of a deleted person is gone: its id stays in the row.
-        return [participantId, data?.email ?? participantId] as const;
-      }),
-    ).then((found) => current && setNames((previous) => ({ ...previous, ...Object.fromEntries(found) })));
-    return () => {
-      current = false;
-    };
-  }, [api, studyId, key]);
-  return names;
 }

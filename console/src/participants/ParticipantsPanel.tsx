@@ -4,11 +4,15 @@ import { Link } from 'wouter-preact';
 import { describeProblem, type Problem } from '../api.js';
 import { type ColumnDef, DataTable } from '../components/DataTable.js';
 import { ErrorNotice } from '../components/ErrorNotice.js';
+import { Moment } from '../components/Moment.js';
 import { Pager } from '../components/Pager.js';
+import { PersonLabel } from '../components/PersonLabel.js';
 import { humanize, StatusBadge } from '../components/StatusBadge.js';
+import { viewerTimeZone } from '../format.js';
 import { useCursorPages, useLoad } from '../hooks.js';
 import { SendIncentiveForm } from '../incentives/SendIncentiveForm.js';
 import { StudyIncentives } from '../incentives/StudyIncentives.js';
+import { loadPeopleByIds, type Person } from '../people.js';
 import { useMay } from '../rights.js';
 import { useSession } from '../session.js';
 import { type ApprovalStatus, approvalLabels, approvalMoves, moveLabels, offeredStatusMoves, type ParticipantStatus } from './moves.js';
@@ -16,8 +20,17 @@ import { type ApprovalStatus, approvalLabels, approvalMoves, moveLabels, offered
 type Study = Schema<'Study'>;
 type Participant = Schema<'Participant'>;
 
-/** Who a participant is, in words: their email (masked for tokens without the personal-data right), else their id. */
-export const participantName = (participant: Pick<Participant, 'email' | 'participantId'>) => participant.email ?? participant.participantId;
+/**
+ * A participant in the words of a control's label ("Move … to"): their email, which is unique
+ * (masked for tokens without the personal-data right), or their name once the email is erased.
+ */
+export const participantName = (participant: Pick<Participant, 'email'>, person?: Pick<Person, 'name'>) => participant.email ?? (person?.name || 'this participant');
+
+/** A participant with the person behind it (undefined once that person is deleted): the row shows their name and email. */
+export interface ParticipantRow {
+  participant: Participant;
+  person: Person | undefined;
+}
 
 /**
  * A study's participants with their moves (only those the state tables allow from each row's
@@ -30,31 +43,36 @@ export function ParticipantsPanel({ study }: { study: Study }) {
   const mayMove = useMay('patch /studies/{studyId}/participants/{participantId}');
   const maySend = useMay('post /incentives');
   const pages = useCursorPages([studyId]);
-  const [sendingTo, setSendingTo] = useState<Participant | undefined>();
+  const [sendingTo, setSendingTo] = useState<ParticipantRow | undefined>();
   const [incentivesVersion, setIncentivesVersion] = useState(0);
-  const participants = useLoad(
-    async () =>
-      unwrap(
-        await api.POST('/studies/{studyId}/participants/search', {
-          params: { path: { studyId } },
-          body: { pageInfo: { size: 25, ...(pages.cursor ? { startCursor: pages.cursor } : {}) } },
-        }),
-      ),
-    [api, studyId, pages.cursor],
-  );
+  // The people behind the page's participants load with it: a row never shows an id, then a name.
+  const participants = useLoad(async () => {
+    const page = unwrap(
+      await api.POST('/studies/{studyId}/participants/search', {
+        params: { path: { studyId } },
+        body: { pageInfo: { size: 25, ...(pages.cursor ? { startCursor: pages.cursor } : {}) } },
+      }),
+    );
+    const people = await loadPeopleByIds(api, page.results.map((participant) => participant.personId));
+    return { ...page, rows: page.results.map((participant): ParticipantRow => ({ participant, person: people.get(participant.personId) })) };
+  }, [api, studyId, pages.cursor]);
 
-  const columns: ColumnDef<Participant>[] = [
+  const columns: ColumnDef<ParticipantRow>[] = [
     // The person page (console/src/pages/Person.tsx) holds the rest of who they are.
-    { id: 'email', header: 'Email', cell: ({ row }) => <Link href={`/people/${encodeURIComponent(row.original.personId)}`}>{participantName(row.original)}</Link> },
-    { id: 'status', header: 'Status', cell: ({ row }) => <StatusBadge status={row.original.status} /> },
-    { id: 'approvalStatus', header: 'Approval', cell: ({ row }) => humanize(row.original.approvalStatus) },
-    { id: 'screenerState', header: 'Screener', cell: ({ row }) => (row.original.screenerState ? humanize(row.original.screenerState) : '—') },
+    {
+      id: 'person',
+      header: 'Participant',
+      cell: ({ row }) => <PersonLabel name={row.original.person?.name} email={row.original.participant.email} personId={row.original.participant.personId} />,
+    },
+    { id: 'status', header: 'Status', cell: ({ row }) => <StatusBadge status={row.original.participant.status} /> },
+    { id: 'approvalStatus', header: 'Approval', cell: ({ row }) => humanize(row.original.participant.approvalStatus) },
+    { id: 'screenerState', header: 'Screener', cell: ({ row }) => (row.original.participant.screenerState ? humanize(row.original.participant.screenerState) : '—') },
     {
       id: 'session',
       header: 'Session',
-      cell: ({ row }) => (row.original.interviewStartTime ? new Date(row.original.interviewStartTime).toLocaleString() : '—'),
+      cell: ({ row }) => (row.original.participant.interviewStartTime ? <Moment at={row.original.participant.interviewStartTime} as="zoned" /> : '—'),
     },
-    { id: 'addedToStudyAt', header: 'Added', cell: ({ row }) => new Date(row.original.addedToStudyAt).toLocaleDateString() },
+    { id: 'addedToStudyAt', header: 'Added', cell: ({ row }) => <Moment at={row.original.participant.addedToStudyAt} as="day" /> },
   ];
   if (mayMove || maySend) {
     columns.push({
@@ -62,7 +80,8 @@ export function ParticipantsPanel({ study }: { study: Study }) {
       header: 'Actions',
       cell: ({ row }) => (
         <ParticipantActions
-          participant={row.original}
+          participant={row.original.participant}
+          person={row.original.person}
           study={study}
           mayMove={mayMove}
           maySend={maySend}
@@ -86,7 +105,7 @@ export function ParticipantsPanel({ study }: { study: Study }) {
         <ErrorNotice problem={participants.problem} />
         {participants.data && (
           <>
-            <DataTable caption="Participants" columns={columns} rows={participants.data.results} rowId={(row) => row.participantId} empty="No participant yet." />
+            <DataTable caption="Participants" columns={columns} rows={participants.data.rows} rowId={(row) => row.participant.participantId} empty="No participant yet." />
             <Pager
               label="Pages of participants"
               pageNumber={pages.pageNumber}
@@ -101,8 +120,9 @@ export function ParticipantsPanel({ study }: { study: Study }) {
       </section>
       {sendingTo && maySend && (
         <SendIncentiveForm
-          key={sendingTo.participantId}
-          participant={sendingTo}
+          key={sendingTo.participant.participantId}
+          participant={sendingTo.participant}
+          person={sendingTo.person}
           study={study}
           onClose={() => setSendingTo(undefined)}
           onSent={() => {
@@ -122,6 +142,7 @@ export function ParticipantsPanel({ study }: { study: Study }) {
  */
 function ParticipantActions(props: {
   participant: Participant;
+  person: Person | undefined;
   study: Study;
   mayMove: boolean;
   maySend: boolean;
@@ -135,7 +156,7 @@ function ParticipantActions(props: {
   const [scheduling, setScheduling] = useState(false);
   const [chosen, setChosen] = useState('');
   const [startTime, setStartTime] = useState(() => defaultSessionStart(participant.interviewStartTime));
-  const name = participantName(participant);
+  const name = participantName(participant, props.person);
   const moves = props.mayMove ? offeredStatusMoves(participant, study) : [];
   // A HIDDEN participant returns to the status it had (statusBeforeHidden).
   const unhide = props.mayMove && participant.status === 'HIDDEN';
@@ -237,7 +258,9 @@ function ParticipantActions(props: {
       )}
       {scheduling && (
         <form class="inline-form" onSubmit={book} aria-label={`Book a session for ${name}`}>
-          <label for={`start-${participant.participantId}`}>Session start</label>
+          <label for={`start-${participant.participantId}`}>
+            Session start <span class="muted">({viewerTimeZone} time)</span>
+          </label>
           <input
             id={`start-${participant.participantId}`}
             type="datetime-local"
