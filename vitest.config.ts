@@ -1,8 +1,11 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+import { excludedBy } from './test/selection.js';
 
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'sdk/test/**/*.test.ts'],
+    // TEST_SELECTION: which files a CI leg runs (test/selection.ts); every file by default.
+    exclude: [...configDefaults.exclude, ...excludedBy(process.env.TEST_SELECTION)],
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 3,

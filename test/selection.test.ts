@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { excludedBy } from './selection.js';
+
+/** CI's legs run what can differ between them (test/selection.ts): the import graph decides, not a list. */
+describe('TEST_SELECTION', () => {
+  it('runs every file by default', () => {
+    expect(excludedBy(undefined)).toEqual([]);
+    expect(excludedBy('all')).toEqual([]);
+  });
+
+  it('store: leaves out files that never reach the database, and the browser tests; keeps every file that opens a store', () => {
+    const excluded = excludedBy('store');
+    expect(excluded).toEqual(expect.arrayContaining(['src/search/counts/bitset.test.ts', 'test/engines.test.ts', 'test/console/filter-model.test.ts', 'test/console/studies.test.ts']));
+    for (const kept of ['src/families/people/create-person.test.ts', 'test/compiled/every-operation.test.ts', 'test/docs-examples.test.ts', 'test/console/serving.test.ts', 'src/http/fuzz.test.ts']) expect(excluded).not.toContain(kept);
+  });
+
+  it('runtime: leaves out only the browser tests', () => {
+    const excluded = excludedBy('runtime');
+    expect(excluded.length).toBeGreaterThan(3);
+    expect(excluded.every((file) => file.startsWith('test/console/'))).toBe(true);
+    expect(excluded).not.toContain('test/console/filter-model.test.ts');
+  });
+
+  it('refuses a selection it does not know', () => {
+    expect(() => excludedBy('everything')).toThrow(/TEST_SELECTION must be all, store or runtime/);
+  });
+});

@@ -1,0 +1,74 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Which test files a CI leg runs (TEST_SELECTION), so that each leg runs what can differ between
+ * it and the others, and no more (`.ci/run` names the legs):
+ *
+ * - `all` (the default): every file.
+ * - `store`: the files whose outcome can depend on the store: those that reach the database module
+ *   (src/db/database.ts) through their imports, found by following them, so a new test that opens
+ *   a store is picked up without a list to keep. The console's browser tests are left out: the
+ *   console is the same static files on every store, and what its calls do on each store is what
+ *   the API's own tests check there.
+ * - `runtime`: every file but the console's browser tests, for a leg on another Node version
+ *   (Chromium is the same there; the server they drive is what the other files run).
+ */
+export type TestSelection = 'all' | 'store' | 'runtime';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const storeModule = path.join(root, 'src', 'db', 'database.ts');
+const browserHarness = path.join(root, 'test', 'console', 'browser.ts');
+
+/** The project's files a module imports (relative specifiers, `.js` written for `.ts`), static or dynamic. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const found: string[] = [];
+  for (const match of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)) {
+    const target = path.resolve(path.dirname(file), match[1]!);
+    for (const candidate of [target.replace(/\.js$/, '.ts'), target.replace(/\.js$/, '.tsx'), target]) {
+      if (existsSync(candidate) && candidate.match(/\.(ts|tsx|js|mjs)$/)) {
+        found.push(candidate);
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+/** Whether `file` reaches `target` through its imports. */
+function reaches(file: string, target: string, seen = new Map<string, boolean>()): boolean {
+  const known = seen.get(file);
+  if (known !== undefined) return known;
+  seen.set(file, false);
+  const result = file === target || importsOf(file).some((imported) => reaches(imported, target, seen));
+  seen.set(file, result);
+  return result;
+}
+
+function testFiles(): string[] {
+  const files: string[] = [];
+  for (const folder of ['src', 'test', path.join('sdk', 'test')]) {
+    for (const name of readdirSync(path.join(root, folder), { recursive: true, encoding: 'utf8' })) {
+      if (/\.test\.ts$/.test(name)) files.push(path.join(root, folder, name));
+    }
+  }
+  return files.sort();
+}
+
+/** The test files (relative to the root) a selection leaves out. */
+export function excludedBy(selection: string | undefined): string[] {
+  const chosen = (selection ?? 'all') as TestSelection;
+  if (!['all', 'store', 'runtime'].includes(chosen)) throw new Error(`TEST_SELECTION must be all, store or runtime, not "${selection}"`);
+  if (chosen === 'all') return [];
+  const seen = new Map<string, boolean>();
+  const browserSeen = new Map<string, boolean>();
+  return testFiles()
+    .filter((file) => {
+      const browser = reaches(file, browserHarness, browserSeen);
+      if (browser) return true;
+      return chosen === 'store' && !reaches(file, storeModule, seen);
+    })
+    .map((file) => path.relative(root, file));
+}
