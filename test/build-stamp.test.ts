@@ -12,7 +12,7 @@ import { projectRoot } from './processes.js';
  */
 const script = path.join(projectRoot, 'scripts', 'build-stamp.mjs');
 
-describe('scripts/build-stamp.mjs: build only when the sources changed', () => {
+describe('scripts/build-stamp.mjs: build only when the sources changed', { timeout: 120_000 }, () => {
   let checkout: string;
   const at = (relative: string) => path.join(checkout, relative);
   const stamp = (command: string) => spawnSync(process.execPath, [script, command], { cwd: checkout, env: { ...process.env, BUILD_STAMP_ROOT: checkout }, encoding: 'utf8' });

@@ -21,7 +21,13 @@ describe('TEST_SELECTION', () => {
     expect(excluded).not.toContain('test/console/filter-model.test.ts');
   });
 
+  it('compiled: keeps only the files that drive the compiled server', () => {
+    const excluded = new Set(excludedBy('compiled'));
+    for (const kept of ['test/compiled/every-operation.test.ts', 'test/docs-examples.test.ts', 'test/sdk-walkthrough.test.ts', 'test/backup-restore.test.ts']) expect(excluded.has(kept), kept).toBe(false);
+    for (const left of ['src/http/fuzz.test.ts', 'test/console/studies.test.ts', 'src/search/counts/bitset.test.ts']) expect(excluded.has(left), left).toBe(true);
+  });
+
   it('refuses a selection it does not know', () => {
-    expect(() => excludedBy('everything')).toThrow(/TEST_SELECTION must be all, store or runtime/);
+    expect(() => excludedBy('everything')).toThrow(/TEST_SELECTION must be all, store, runtime or compiled/);
   });
 });

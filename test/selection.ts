@@ -14,12 +14,16 @@ import { fileURLToPath } from 'node:url';
  *   the API's own tests check there.
  * - `runtime`: every file but the console's browser tests, for a leg on another Node version
  *   (Chromium is the same there; the server they drive is what the other files run).
+ * - `compiled`: the files that drive the compiled server in a child process (test/compiled-server.ts):
+ *   every operation as users run it, the documentation's examples, the SDK walkthrough, backups.
+ *   A leg on one more Node version runs these: what users run, on that runtime.
  */
-export type TestSelection = 'all' | 'store' | 'runtime';
+export type TestSelection = 'all' | 'store' | 'runtime' | 'compiled';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const storeModule = path.join(root, 'src', 'db', 'database.ts');
 const browserHarness = path.join(root, 'test', 'console', 'browser.ts');
+const compiledHarness = path.join(root, 'test', 'compiled-server.ts');
 
 /** The project's files a module imports (relative specifiers, `.js` written for `.ts`), static or dynamic. */
 function importsOf(file: string): string[] {
@@ -60,10 +64,11 @@ function testFiles(): string[] {
 /** The test files (relative to the root) a selection leaves out. */
 export function excludedBy(selection: string | undefined): string[] {
   const chosen = (selection ?? 'all') as TestSelection;
-  if (!['all', 'store', 'runtime'].includes(chosen)) throw new Error(`TEST_SELECTION must be all, store or runtime, not "${selection}"`);
+  if (!['all', 'store', 'runtime', 'compiled'].includes(chosen)) throw new Error(`TEST_SELECTION must be all, store, runtime or compiled, not "${selection}"`);
   if (chosen === 'all') return [];
   const seen = new Map<string, boolean>();
   const browserSeen = new Map<string, boolean>();
+  if (chosen === 'compiled') return testFiles().filter((file) => !reaches(file, compiledHarness, seen)).map((file) => path.relative(root, file));
   return testFiles()
     .filter((file) => {
       const browser = reaches(file, browserHarness, browserSeen);
