@@ -61,6 +61,7 @@ import type { Resolver } from './families/webhooks/targets.js';
 import { registerFamilyJobs } from './families/jobs.js';
 import { registerHousekeepingJobs } from './jobs/registry.js';
 import { JobRunner } from './jobs/runner.js';
+import { keepPlannerStatistics, type PlannerStatisticsKeeper } from './db/planner-statistics.js';
 import { SearchCounts } from './search/counts/index.js';
 
 export interface BuildOptions {
@@ -247,6 +248,10 @@ export async function buildService(options: BuildOptions): Promise<Service> {
 
   await app.ready();
   if (config.jobs) jobs.start(config.jobPollSeconds);
+  // Not awaited: the first pass runs while the service already answers.
+  const statistics: PlannerStatisticsKeeper | undefined = config.jobs
+    ? keepPlannerStatistics({ db: deps.db, storeKind: deps.storeKind, everyMs: config.statisticsSeconds * 1000, log: app.log })
+    : undefined;
   if (config.webhookDelivery) await webhooks.start();
   if (config.mailDelivery) await mail.start();
   if (!sharedLimits) app.log.warn('Redis is not reachable yet: rate limits are counted in process until it is');
@@ -257,6 +262,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       // Background work stops first: its handlers still need the database closed below.
       try {
         await jobs.stop();
+        await statistics?.stop();
         await webhooks.stop();
         await mail.stop();
         await app.close();

@@ -19,6 +19,8 @@ const ConfigSchema = Type.Object({
   trustProxy: Type.Union([Type.Boolean(), Type.String({ minLength: 1 })]),
   jobs: Type.Boolean(),
   jobPollSeconds: Type.Number({ exclusiveMinimum: 0 }),
+  /** How often an instance with jobs on takes stale planner statistics afresh (src/db/planner-statistics.ts). */
+  statisticsSeconds: Type.Number({ exclusiveMinimum: 0 }),
   searchCounts: Type.Boolean(),
   /** Requests run as the tenant role under row-level security (src/db/tenancy.ts); off only to measure its cost. */
   rowLevelSecurity: Type.Boolean(),
@@ -110,6 +112,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     trustProxy: trustProxySetting(env.TRUST_PROXY),
     jobs: onOff('JOBS', env.JOBS, true),
     jobPollSeconds: decimal(env.JOB_POLL_SECONDS, 5),
+    statisticsSeconds: decimal(env.STATISTICS_SECONDS, 10),
     // Exact search totals from columns held in process (src/search/counts/); off: every total is counted by SQL.
     searchCounts: onOff('SEARCH_COUNTS', env.SEARCH_COUNTS, true),
     rowLevelSecurity: onOff('ROW_LEVEL_SECURITY', env.ROW_LEVEL_SECURITY, true),
