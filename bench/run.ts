@@ -36,6 +36,10 @@ const benches: Record<string, { summary: string; load: () => Promise<{ run(optio
     summary: 'time to a usable console page (heading and first table row) in headless Chromium, cold and warm, p50, from the compiled server on the embedded store with the demo seed, against the floor of the bare index.html + assets (flags: --loads=N)',
     load: () => import('./console.js'),
   },
+  'search-sql': {
+    summary: 'every filter name of the OpenAPI document and every custom property through the SQL path (SEARCH_COUNTS=off) on the people, E1 and incentive searches, demo data freshly seeded, first answer and p50 against the unfiltered route, on both stores (flags: --stores=embedded,postgres, --rounds=N)',
+    load: () => import('./search-sql.js'),
+  },
   import: {
     summary: 'POST /imports of 1,000,000 generated people (5 custom properties) to the compiled server on PostgreSQL against COPY of the same file (flags: --rows=N, --heap-cap=MiB, --profile; env BENCH_NODE_FLAGS for the server)',
     load: () => import('./import.js'),
