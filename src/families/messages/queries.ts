@@ -1,6 +1,7 @@
 import { type Insertable, type Kysely, type RawBuilder, type Selectable, sql, type Updateable } from 'kysely';
 import type { DB, MessageStatus, MessageTemplatesTable } from '../../db/schema.js';
 import { idPrefixes, newId } from '../../ids.js';
+import { unsubscribedDetail } from './delivery-errors.js';
 
 type Executor = Kysely<DB>;
 
@@ -143,7 +144,7 @@ export async function markUnsubscribed(db: Executor, workspaceId: string, messag
   await db.updateTable('messages').set({ unsubscribed_at: at }).where('workspace_id', '=', workspaceId).where('message_id', '=', messageId).execute();
   await db
     .insertInto('message_events')
-    .values({ workspace_id: workspaceId, event_id: newId(idPrefixes.messageEvent), message_id: messageId, occurred_at: at, type: 'UNSUBSCRIBED', smtp_code: null, detail: 'The person followed the unsubscribe link and is opted out' })
+    .values({ workspace_id: workspaceId, event_id: newId(idPrefixes.messageEvent), message_id: messageId, occurred_at: at, type: 'UNSUBSCRIBED', smtp_code: null, detail: unsubscribedDetail })
     .execute();
 }
 
