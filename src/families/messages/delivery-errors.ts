@@ -1,3 +1,5 @@
+import { notSentReasons } from './outbox.js';
+
 /**
  * What the API says of a message that could not be rendered or delivered: a fixed vocabulary, the
  * same for every recipient (issue 32). The detail (LiquidJS's message with its line and column,
@@ -23,6 +25,9 @@ export const attemptsSpent = (error: DeliveryError, attempts: number) => `${deli
 
 /** The UNSUBSCRIBED event's detail. */
 export const unsubscribedDetail = 'The person followed the unsubscribe link and is opted out';
+
+/** Every text a writer stores in `last_error` or an event's `detail` (the attempts suffix aside), not-sent reasons' codes included. */
+export const storedDetailTexts: readonly string[] = [...Object.values(deliveryErrors), unsubscribedDetail, ...Object.keys(notSentReasons)];
 
 const attemptsSuffix = / \(no attempts left: \d+ made\)$/;
 const fixedTexts = new Set<string>([...Object.values(deliveryErrors), unsubscribedDetail]);

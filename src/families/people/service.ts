@@ -6,6 +6,7 @@ import { MASKED_TEXT, maskEmail, maskText } from '../../http/masking.js';
 import { idPrefixes, newId } from '../../ids.js';
 import { findPopulationIds } from '../populations/queries.js';
 import * as queries from './queries.js';
+import { erasePeople } from './erasure.js';
 import { insertNewPerson } from './writer.js';
 import type { CreatePersonBody, DeletePeopleBody, UpdatePersonBody } from './requests.js';
 import { checkPropertyValues, claimUniqueValues, loadPropertyCatalogue, releaseUniqueValues } from './values.js';
@@ -243,8 +244,9 @@ export async function updatePerson(context: CallContext, personId: string, body:
 }
 
 /**
- * Deletes people at once for every read (deleted_at) and frees their unique values and email;
- * the purge erases their personal data later. Returns how many live people it deleted.
+ * Deletes people: hidden at once from every read (deleted_at), their unique values and email free
+ * again, and their personal data erased in the same transaction, every family's copy of it
+ * (erasure.ts). Returns how many live people it deleted.
  */
 export async function deletePeople(context: CallContext, match: DeletePeopleBody): Promise<{ personsDeletedCount: number }> {
   const { workspaceId } = context;
@@ -254,6 +256,8 @@ export async function deletePeople(context: CallContext, match: DeletePeopleBody
     const at = now(context);
     const deleted = await queries.softDeletePeople(db, workspaceId, match, at);
     await releaseUniqueValues(db, workspaceId, deleted);
+    // Their personal data goes now, every family's copy of it (erasure.ts); the purge vacuums the old row versions.
+    await erasePeople(db, workspaceId, deleted);
     await recordEvents(db, workspaceId, deleted.map((personId) => ({ type: 'person.deleted', data: { personId } })), at);
     return { personsDeletedCount: deleted.length };
   });
