@@ -87,7 +87,7 @@ describe('DELETE /people/{personId}', () => {
       diagnosis: `diagnosis-${tag}`,
       nickname: `nick-${tag}`,
     };
-    const { Passport, Diagnosis, Nickname } = await createProperties(service, tenant, [
+    const { Passport, Diagnosis } = await createProperties(service, tenant, [
       { name: 'Passport', propertyType: 'STRING', isUnique: true, isPII: true },
       { name: 'Diagnosis', propertyType: 'STRING', isPHI: true },
       { name: 'Nickname', propertyType: 'STRING' },

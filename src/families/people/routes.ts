@@ -87,7 +87,9 @@ export const peopleRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = as
         summary: 'Delete a person',
         description:
           'The person disappears at once from every read, search, count and export; their email and unique values are free again. ' +
-          'Their personal data is erased for good by background work within 90 days. Answers `{"personsDeletedCount":1}`.',
+          "Their personal data is erased at once, in the same transaction, every copy of it (their messages' address and bodies, notes on their participations, " +
+          'consents, memberships, kept idempotent answers); an anonymous row stays so history that refers to it stays whole, and background work vacuums the ' +
+          'old row versions within the hour. Answers `{"personsDeletedCount":1}`.',
         tags,
         params: PersonIdParams,
         response: { 200: PeopleDeleted, 404: personNotFound },

@@ -31,7 +31,7 @@ export const personRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = as
         summary: 'Delete people by email (deprecated)',
         description:
           'Deprecated: use POST /people/delete or DELETE /people/{personId}. Deletes the people with these emails (case-insensitive): ' +
-          'they disappear at once from every read, and their data is erased within 90 days. ' +
+          'they disappear at once from every read, and their personal data is erased at once (as DELETE /people/{personId} does). ' +
           '`personsDeletedCount` counts the people deleted by this request, so it needs the personal-data right (403 otherwise). An empty `emails` is a 400 with `{"message":"emails field cannot be empty"}`.',
         tags,
         body: Type.Object(
