@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { UserRole } from '../db/schema.js';
-import { ApiError, sendError } from './errors.js';
+import { ApiError, forbidden, sendError } from './errors.js';
 import type { RateLimitDecision, RateLimiter } from './rate-limit.js';
 import { type Right, roleHasRight } from './rights.js';
 import { digestToken, parseToken } from './tokens.js';
@@ -166,7 +166,7 @@ export function installAuthentication(app: FastifyInstance, deps: { findTokenOwn
     if (!decision.allowed) return refuseTooMany(reply, decision);
     setRateLimitHeaders(reply, decision);
     if (!principal) return sendError(reply, new ApiError('UNAUTHORIZED'));
-    if (!roleHasRight(principal.role, right)) return sendError(reply, new ApiError('FORBIDDEN'));
+    if (!roleHasRight(principal.role, right)) return sendError(reply, forbidden(right));
     request.principal = principal;
   });
 }

@@ -35,6 +35,8 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     readonly items: ErrorItem[] = [],
     message?: string,
+    /** A 403's missing right, named in its WWW-Authenticate header (the body stays the reference's plain "Forbidden"). */
+    readonly missingRight?: string,
   ) {
     super(message ?? items[0]?.message ?? code);
   }
@@ -49,11 +51,23 @@ export const notFound = (resource: string, path: string[]) =>
   new ApiError('NOT_FOUND', [{ message: `${resource} not found`, path }]);
 export const conflict = (message: string, path: string[]) => new ApiError('CONFLICT', [{ message, path }]);
 export const draftStatusError = () => conflict('Study is not in draft status', ['studyId']);
+/** The name a 403 gives the personal-data right (tokens made without it: `token create --no-pii`). */
+export const PERSONAL_DATA_RIGHT = 'personal-data';
+/**
+ * A 403 for a key without the personal-data right that asked for something answering a question
+ * about personal data: filtering or looking up by a personal value, or writing one whose
+ * uniqueness check would tell whether someone else holds it.
+ */
+export const personalDataRequired = (what: string) => new ApiError('FORBIDDEN', [], `${what} needs the personal-data right`, PERSONAL_DATA_RIGHT);
+/** A 403 for a role without `right`. */
+export const forbidden = (right: string) => new ApiError('FORBIDDEN', [], `needs the right ${right}`, right);
 export const badGateway = (message: string, path: string[]) => new ApiError('BAD_GATEWAY', [{ message, path }]);
 
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   const entry = errorCatalogue[error.code];
   reply.code(entry.status);
+  // RFC 6750 §3.1: a 403 may name the scope (here, the right) the token lacks.
+  if (error.missingRight !== undefined) reply.header('WWW-Authenticate', `Bearer error="insufficient_scope", scope="${error.missingRight}"`);
   if (entry.body === 'plain') return reply.type('text/plain; charset=utf-8').send(entry.text);
   if (entry.body === 'message') return reply.type('application/json; charset=utf-8').send({ message: error.message });
   return reply.type('application/json; charset=utf-8').send({ errors: error.items });

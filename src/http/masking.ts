@@ -16,3 +16,7 @@ export function maskText<T extends string | null>(value: T, canRead: boolean): T
 export function maskEmail<T extends string | null>(value: T, canRead: boolean): T | string {
   return canRead || value === null ? value : MASKED_EMAIL;
 }
+
+/** What a key without the personal-data right may not ask (docs/api/README.md, "Personal data"). */
+export const personalLookupNote =
+  'A token without the personal-data right may not address a person by email (403, `WWW-Authenticate` naming `scope="personal-data"`): the answer would say whether the email is in the panel.';

@@ -1,6 +1,6 @@
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import { at, DAY_MS } from './sql.js';
-import { ApiError, badRequest, type ErrorItem } from '../http/errors.js';
+import { ApiError, badRequest, type ErrorItem, personalDataRequired } from '../http/errors.js';
 import { type Catalogue, type CompileContext, computableName, isReferenceName, type Membership, type PropertyDefinition, type ValueType } from './catalogue.js';
 import type { PropertyGroup } from './names.js';
 import { type Comparison, comparisons, type Filter, type FilterGroup, MAX_FILTERS, MAX_GROUP_LEVEL, type RootFilter, type Sort } from './schemas.js';
@@ -267,7 +267,7 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
   let readsPersonalData = false;
   const guard = (definition: PropertyDefinition) => {
     if (!definition.personalData) return;
-    if (!canReadPersonalData) throw new ApiError('FORBIDDEN');
+    if (!canReadPersonalData) throw personalDataRequired('Filtering or sorting on personal data');
     readsPersonalData = true;
   };
 

@@ -424,7 +424,7 @@ export interface paths {
         put?: never;
         /**
          * Import people from a CSV file
-         * @description Stores the file, then imports it in the background: poll `GET /imports/{importId}`. The file is checked as the upload arrives: its encoding (every byte, a 400 naming the first line that is not UTF-8) and its header (every unknown, unnamed or repeated column in one 400, with the columns allowed); a refused file changes nothing. Data rows are checked by the import: a bad row is reported by its row number while the good rows go in. A row where the file stops being valid CSV (a quote never closed, say) ends the import, FAILED: the rows before it stay imported, the rows after it are not read, and the report says so. Rows are committed in batches of 5000: a crash or restart resumes after the last committed row.
+         * @description Stores the file, then imports it in the background: poll `GET /imports/{importId}`. The file is checked as the upload arrives: its encoding (every byte, a 400 naming the first line that is not UTF-8) and its header (every unknown, unnamed or repeated column in one 400, with the columns allowed); a refused file changes nothing. Data rows are checked by the import: a bad row is reported by its row number while the good rows go in. A row where the file stops being valid CSV (a quote never closed, say) ends the import, FAILED: the rows before it stay imported, the rows after it are not read, and the report says so. Rows are committed in batches of 5000: a crash or restart resumes after the last committed row. A token without the personal-data right may not import (403): rows upsert by email, so each would answer whether its email is in the panel.
          *
          *     Requires the right `imports:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
          */
@@ -468,7 +468,7 @@ export interface paths {
         put?: never;
         /**
          * Create a person
-         * @description Adds a person to the panel, CONTACTABLE and not opted out, in the populations given. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
+         * @description Adds a person to the panel, CONTACTABLE and not opted out, in the populations given. A token without the personal-data right may not create people (403): the 409 of a taken email would say who is in the panel. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
          *
          *     Requires the right `people:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
          */
@@ -497,7 +497,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a person
-         * @description The person disappears at once from every read, search, count and export; their email and unique values are free again. Their personal data is erased for good by background work within 90 days. Answers `{"personsDeletedCount":1}`.
+         * @description The person disappears at once from every read, search, count and export; their email and unique values are free again. Their personal data is erased at once, in the same transaction, every copy of it (their messages' address and bodies, notes on their participations, consents, memberships, kept idempotent answers); an anonymous row stays so history that refers to it stays whole, and background work vacuums the old row versions within the hour. Answers `{"personsDeletedCount":1}`.
          *
          *     Requires the right `people:delete` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
          */
@@ -506,7 +506,7 @@ export interface paths {
         head?: never;
         /**
          * Update a person
-         * @description Only the fields given change. `properties` merges key by key into the stored values (null removes one); `populationIds` replaces the memberships; null clears firstName, lastName or phone. Opted-out status has its own operation (PUT /people/{personId}/opted-out).
+         * @description Only the fields given change. `properties` merges key by key into the stored values (null removes one); `populationIds` replaces the memberships; null clears firstName, lastName or phone. Opted-out status has its own operation (PUT /people/{personId}/opted-out). A token without the personal-data right may change names, phones and other values blind (the answer is masked), but not the email nor a value of a unique property flagged isPII or isPHI (403): the 409 of a taken value would say who holds it.
          *
          *     Requires the right `people:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
          */
@@ -524,7 +524,7 @@ export interface paths {
         put?: never;
         /**
          * Delete people by email and/or id
-         * @description Deletes every person matching one of `emails` (case-insensitive) or `personIds` (at most 1000 of each), as DELETE /people/{personId} does. Unknown or already deleted entries are not errors; they are simply not counted. Supersedes POST /person/delete.
+         * @description Deletes every person matching one of `emails` (case-insensitive) or `personIds` (at most 1000 of each), as DELETE /people/{personId} does. Unknown or already deleted entries are not errors; they are simply not counted. Supersedes POST /person/delete. Deleting by `emails` needs the personal-data right (403 otherwise): the count would say whether each email was in the panel.
          *
          *     Requires the right `people:delete` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
          */
@@ -544,14 +544,14 @@ export interface paths {
         };
         /**
          * Opted-out status by id or email
-         * @description `personIdOrEmail` is a person id, or an email address (a value that is a valid email is looked up as one, case-insensitively). Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
+         * @description `personIdOrEmail` is a person id, or an email address (a value that is a valid email is looked up as one, case-insensitively). A token without the personal-data right may not address a person by email (403, `WWW-Authenticate` naming `scope="personal-data"`): the answer would say whether the email is in the panel. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
          *
          *     Reference operation E18. Requires the right `people:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
          */
         get: operations["getPersonOptedOut"];
         /**
          * Set a person's opted-out status
-         * @description Opting out sets the contact status to OPTED_OUT and keeps the person out of studies; opting back in makes them CONTACTABLE. Setting the status the person already has changes nothing. `personIdOrEmail` is the person id or, as in GET, an email address. Answers the shape of GET /people/{personIdOrEmail}/opted-out. Supersedes POST /person. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
+         * @description Opting out sets the contact status to OPTED_OUT and keeps the person out of studies; opting back in makes them CONTACTABLE. Setting the status the person already has changes nothing. `personIdOrEmail` is the person id or, as in GET, an email address. Answers the shape of GET /people/{personIdOrEmail}/opted-out. Supersedes POST /person. A token without the personal-data right may not address a person by email (403, `WWW-Authenticate` naming `scope="personal-data"`): the answer would say whether the email is in the panel. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
          *
          *     Requires the right `people:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
          */
@@ -607,7 +607,7 @@ export interface paths {
         /**
          * Delete people by email (deprecated)
          * @deprecated
-         * @description Deprecated: use POST /people/delete or DELETE /people/{personId}. Deletes the people with these emails (case-insensitive): they disappear at once from every read, and their data is erased within 90 days. `personsDeletedCount` counts the people deleted by this request. An empty `emails` is a 400 with `{"message":"emails field cannot be empty"}`.
+         * @description Deprecated: use POST /people/delete or DELETE /people/{personId}. Deletes the people with these emails (case-insensitive): they disappear at once from every read, and their personal data is erased at once (as DELETE /people/{personId} does). `personsDeletedCount` counts the people deleted by this request, so it needs the personal-data right (403 otherwise). An empty `emails` is a 400 with `{"message":"emails field cannot be empty"}`.
          *
          *     Reference operation E2. Requires the right `people:delete` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
          */
@@ -628,7 +628,7 @@ export interface paths {
         /**
          * Get a person by email (deprecated)
          * @deprecated
-         * @description Deprecated: use GET /people/{personIdOrEmail}/opted-out. The person's email and opted-out flag, looked up case-insensitively. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
+         * @description Deprecated: use GET /people/{personIdOrEmail}/opted-out. The person's email and opted-out flag, looked up case-insensitively. A token without the personal-data right may not address a person by email (403, `WWW-Authenticate` naming `scope="personal-data"`): the answer would say whether the email is in the panel. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
          *
          *     Reference operation E15. Requires the right `people:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
          */
@@ -637,7 +637,7 @@ export interface paths {
         /**
          * Update a person's opted-out status (deprecated)
          * @deprecated
-         * @description Deprecated: use PUT /people/{personId}/opted-out. Sets the opted-out flag of the person with this email, and with it the contact status (OPTED_OUT, or CONTACTABLE when opting back in). Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
+         * @description Deprecated: use PUT /people/{personId}/opted-out. Sets the opted-out flag of the person with this email, and with it the contact status (OPTED_OUT, or CONTACTABLE when opting back in). A token without the personal-data right may not address a person by email (403, `WWW-Authenticate` naming `scope="personal-data"`): the answer would say whether the email is in the panel. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
          *
          *     Reference operation E23. Requires the right `people:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
          */
@@ -1335,7 +1335,7 @@ export interface paths {
          * Create a message template
          * @description A subject, a text body and (optionally) an HTML body, parsed and checked when saved.
          *
-         *     Subject, text body and HTML body are [Liquid](https://shopify.github.io/liquid/) templates (LiquidJS): `{{ person.firstName | default: "there" }}`, `{% if study.externalName != "" %}…{% endif %}`, `{% for %}`, `{% assign %}` and the standard filters, but no `include`, `render` or `layout` (templates read no files) and no `raw` filter. Every variable a template reads must be one of the catalogue below; an unknown one, or a syntax error, is a 400 whose `path` names the field (`["subject"]`, `["textBody"]`, `["htmlBody"]`) and whose message names the variable and its line and column. The HTML body escapes every value it outputs (`<` becomes `&lt;`); the subject and text body output values as they are. Variables a message has no value for (no study given, a person without a first name) render empty.
+         *     Subject, text body and HTML body are [Liquid](https://shopify.github.io/liquid/) templates (LiquidJS): `{{ person.firstName | default: "there" }}`, `{% if study.externalName != "" %}…{% endif %}`, `{% for %}`, `{% assign %}` and the standard filters, but no `include`, `render` or `layout` (templates read no files) and no `raw` filter. Every variable a template reads must be one of the catalogue below; an unknown one, or a syntax error, is a 400 whose `path` names the field (`["subject"]`, `["textBody"]`, `["htmlBody"]`) and whose message names the variable and its line and column. The HTML body escapes every value it outputs (`<` becomes `&lt;`); the subject and text body output values as they are. Variables a message has no value for (no study given, a person without a first name) render empty. A token without the personal-data right may not save a field that reads `person.*` (403, `WWW-Authenticate` naming `scope="personal-data"`): a template could carry the person's values to an address of the writer's choosing; it may save fields that do not, and send and preview any template.
          *
          *     Variables:
          *     - `person.firstName`: The person's first name; empty when unknown. Example: `Ada`.
@@ -2983,7 +2983,7 @@ export interface components {
          * MessageTemplate
          * @description A message the workspace sends to people, with variables.
          *
-         *     Subject, text body and HTML body are [Liquid](https://shopify.github.io/liquid/) templates (LiquidJS): `{{ person.firstName | default: "there" }}`, `{% if study.externalName != "" %}…{% endif %}`, `{% for %}`, `{% assign %}` and the standard filters, but no `include`, `render` or `layout` (templates read no files) and no `raw` filter. Every variable a template reads must be one of the catalogue below; an unknown one, or a syntax error, is a 400 whose `path` names the field (`["subject"]`, `["textBody"]`, `["htmlBody"]`) and whose message names the variable and its line and column. The HTML body escapes every value it outputs (`<` becomes `&lt;`); the subject and text body output values as they are. Variables a message has no value for (no study given, a person without a first name) render empty.
+         *     Subject, text body and HTML body are [Liquid](https://shopify.github.io/liquid/) templates (LiquidJS): `{{ person.firstName | default: "there" }}`, `{% if study.externalName != "" %}…{% endif %}`, `{% for %}`, `{% assign %}` and the standard filters, but no `include`, `render` or `layout` (templates read no files) and no `raw` filter. Every variable a template reads must be one of the catalogue below; an unknown one, or a syntax error, is a 400 whose `path` names the field (`["subject"]`, `["textBody"]`, `["htmlBody"]`) and whose message names the variable and its line and column. The HTML body escapes every value it outputs (`<` becomes `&lt;`); the subject and text body output values as they are. Variables a message has no value for (no study given, a person without a first name) render empty. A token without the personal-data right may not save a field that reads `person.*` (403, `WWW-Authenticate` naming `scope="personal-data"`): a template could carry the person's values to an address of the writer's choosing; it may save fields that do not, and send and preview any template.
          *
          *     Variables:
          *     - `person.firstName`: The person's first name; empty when unknown. Example: `Ada`.
@@ -3075,7 +3075,7 @@ export interface components {
             attempts: number;
             /** @description When a QUEUED message is due (its first attempt, or its retry). */
             nextAttemptAt: string | null;
-            /** @description The last failed attempt's SMTP answer or error. */
+            /** @description Why the last attempt failed, in a fixed vocabulary (the same text for every recipient; the server's log has the detail): "The template could not be rendered for this recipient", "The recipient's mail server refused the address", "The mail server refused the message", "The mail server could not be reached, or asked to try again later", "The mail server refused the service's SMTP credentials", "The attempt failed", possibly followed by " (no attempts left: 8 made)". */
             lastError: string | null;
             lastSmtpCode: number | null;
             /**
@@ -17773,7 +17773,7 @@ export interface operations {
                         attempts: number;
                         /** @description When a QUEUED message is due (its first attempt, or its retry). */
                         nextAttemptAt: string | null;
-                        /** @description The last failed attempt's SMTP answer or error. */
+                        /** @description Why the last attempt failed, in a fixed vocabulary (the same text for every recipient; the server's log has the detail): "The template could not be rendered for this recipient", "The recipient's mail server refused the address", "The mail server refused the message", "The mail server could not be reached, or asked to try again later", "The mail server refused the service's SMTP credentials", "The attempt failed", possibly followed by " (no attempts left: 8 made)". */
                         lastError: string | null;
                         lastSmtpCode: number | null;
                         /**
@@ -17807,7 +17807,7 @@ export interface operations {
                              */
                             occurredAt: string;
                             smtpCode: number | null;
-                            /** @description The SMTP server's answer or the error, or why the message was not sent. */
+                            /** @description A fixed text, the same for every recipient: for a failed attempt one of "The template could not be rendered for this recipient", "The recipient's mail server refused the address", "The mail server refused the message", "The mail server could not be reached, or asked to try again later", "The mail server refused the service's SMTP credentials", "The attempt failed"; for NOT_SENT the reason's code. The SMTP server's answer and a template's rendering error go to the server's log only (they can quote the address or depend on the person's values). */
                             detail: string | null;
                         }[];
                     };

@@ -3,7 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { requestContext, type ServiceDeps } from '../../context.js';
-import { ApiError } from '../../http/errors.js';
+import { principalOf } from '../../http/auth.js';
+import { ApiError, personalDataRequired } from '../../http/errors.js';
 import { errorResponse } from '../../http/schemas.js';
 import { CreateImportQuery, CsvBody, Import, ImportAccepted, ImportIdParams } from './schemas.js';
 import * as service from './service.js';
@@ -35,7 +36,8 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
           'repeated column in one 400, with the columns allowed); a refused file changes nothing. Data rows are checked by the import: a bad ' +
           'row is reported by its row number while the good rows go in. A row where the file stops being valid CSV (a quote never closed, ' +
           'say) ends the import, FAILED: the rows before it stay imported, the rows after it are not read, and the report says so. ' +
-          `Rows are committed in batches of ${service.IMPORT_BATCH_ROWS}: a crash or restart resumes after the last committed row.`,
+          `Rows are committed in batches of ${service.IMPORT_BATCH_ROWS}: a crash or restart resumes after the last committed row. ` +
+          'A token without the personal-data right may not import (403): rows upsert by email, so each would answer whether its email is in the panel.',
         tags,
         querystring: CreateImportQuery,
         body: { content: { 'text/csv': { schema: CsvBody } } },
@@ -53,6 +55,8 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
       },
     },
     async (request, reply) => {
+      // Rows upsert by email and claim unique values: each row's outcome would say whether someone holds them.
+      if (!principalOf(request).canReadPersonalData) throw personalDataRequired('Importing people');
       const body = csvBodies.get(request);
       if (!body) {
         throw new ApiError('UNSUPPORTED_MEDIA_TYPE', [{ message: `Unsupported content type ${request.headers['content-type'] ?? ''}; send text/csv`.trim(), path: [] }]);

@@ -3,6 +3,7 @@ import type { Template } from 'liquidjs';
 import { type Clock, jitteredDelaySeconds, plusSeconds } from '../../clock.js';
 import type { DB } from '../../db/schema.js';
 import { ApiError } from '../../http/errors.js';
+import { attemptsSpent, deliveryErrors } from './delivery-errors.js';
 import { claimDueMessages, type ClaimedMessage, type MessageOutcome, recordMessageOutcomes } from './delivery-queries.js';
 import type { Mailer } from './mailer.js';
 import { type NotSentReason, skipReasonOf } from './outbox.js';
@@ -164,8 +165,10 @@ export class MailDispatcher {
     try {
       rendered = await this.render(message, link);
     } catch (error) {
-      const reason = error instanceof ApiError ? error.items.map((item) => item.message).join('; ') : error instanceof Error ? error.message : String(error);
-      return { ...base, status: 'FAILED', nextAttemptAt: null, event: 'FAILED', smtpCode: null, error: reason, notSentReason: null };
+      // The detail (the failing tag, its line and column) can depend on the person's values: the log has it, the API a fixed text.
+      const detail = error instanceof ApiError ? error.items.map((item) => item.message).join('; ') : error instanceof Error ? error.message : String(error);
+      this.options.log.warn({ workspaceId: message.workspace_id, messageId: message.message_id, detail }, 'mail: the template could not be rendered for a recipient');
+      return { ...base, status: 'FAILED', nextAttemptAt: null, event: 'FAILED', smtpCode: null, error: deliveryErrors.RENDER_FAILED, notSentReason: null };
     }
     const result = await this.options.mailer.send({ to: message.email!, subject: rendered.subject, text: rendered.text, html: rendered.html, messageId: message.message_id, unsubscribeUrl: link });
     if (result.outcome === 'SENT') {
@@ -181,11 +184,16 @@ export class MailDispatcher {
         sent: { recipientEmail: message.email!, subject: rendered.subject, textBody: rendered.text, htmlBody: rendered.html, smtpMessageId: result.smtpMessageId },
       };
     }
+    // The server's answer often quotes the address: the log has it, the API a fixed text (delivery-errors.ts).
+    this.options.log.warn(
+      { workspaceId: message.workspace_id, messageId: message.message_id, smtpCode: result.smtpCode, outcome: result.outcome, detail: result.error },
+      'mail: an attempt failed',
+    );
     const delay = result.outcome === 'TEMPORARY' ? jitteredDelaySeconds(mailRetryDelaysSeconds, message.attempt_count) : undefined;
     if (delay !== undefined) {
-      return { ...base, status: 'QUEUED', nextAttemptAt: plusSeconds(this.options.clock.now(), delay), event: 'RETRYING', smtpCode: result.smtpCode, error: result.error, notSentReason: null };
+      return { ...base, status: 'QUEUED', nextAttemptAt: plusSeconds(this.options.clock.now(), delay), event: 'RETRYING', smtpCode: result.smtpCode, error: deliveryErrors[result.reason], notSentReason: null };
     }
-    const error = result.outcome === 'TEMPORARY' ? `${result.error} (no attempts left: ${mailAttemptsMax} made)` : result.error;
+    const error = result.outcome === 'TEMPORARY' ? attemptsSpent(result.reason, mailAttemptsMax) : deliveryErrors[result.reason];
     return { ...base, hardBounce: result.outcome === 'RECIPIENT_REFUSED', status: 'FAILED', nextAttemptAt: null, event: 'FAILED', smtpCode: result.smtpCode, error, notSentReason: null };
   }
 

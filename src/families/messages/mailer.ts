@@ -1,5 +1,6 @@
 import type { Transporter } from 'nodemailer';
 import type { Config } from '../../config.js';
+import type { DeliveryError } from './delivery-errors.js';
 
 /** One message as it goes to the SMTP server. */
 export interface OutgoingMail {
@@ -21,7 +22,13 @@ export interface OutgoingMail {
  */
 export type SendResult =
   | { outcome: 'SENT'; smtpCode: number | null; smtpMessageId: string | null }
-  | { outcome: 'TEMPORARY' | 'PERMANENT' | 'RECIPIENT_REFUSED'; smtpCode: number | null; error: string };
+  | {
+      outcome: 'TEMPORARY' | 'PERMANENT' | 'RECIPIENT_REFUSED';
+      smtpCode: number | null;
+      /** What the API may say of it (delivery-errors.ts); `error` is for the server's log only. */
+      reason: DeliveryError;
+      error: string;
+    };
 
 export interface Mailer {
   send(mail: OutgoingMail): Promise<SendResult>;
@@ -43,9 +50,10 @@ export function classifySmtpError(error: unknown): Extract<SendResult, { error: 
   const code = typeof failure.responseCode === 'number' ? failure.responseCode : null;
   const message = (failure.response ?? failure.message ?? String(error)).slice(0, 1000);
   // Credentials refused is the operator's to fix, not the message's fault: it waits for the fix on the retry schedule.
-  if (code === null || code < 500 || failure.code === 'EAUTH') return { outcome: 'TEMPORARY', smtpCode: code, error: message };
-  if (failure.code === 'EENVELOPE' && Array.isArray(failure.rejected) && failure.rejected.length > 0) return { outcome: 'RECIPIENT_REFUSED', smtpCode: code, error: message };
-  return { outcome: 'PERMANENT', smtpCode: code, error: message };
+  if (failure.code === 'EAUTH') return { outcome: 'TEMPORARY', smtpCode: code, reason: 'CREDENTIALS_REFUSED', error: message };
+  if (code === null || code < 500) return { outcome: 'TEMPORARY', smtpCode: code, reason: 'TEMPORARY', error: message };
+  if (failure.code === 'EENVELOPE' && Array.isArray(failure.rejected) && failure.rejected.length > 0) return { outcome: 'RECIPIENT_REFUSED', smtpCode: code, reason: 'RECIPIENT_REFUSED', error: message };
+  return { outcome: 'PERMANENT', smtpCode: code, reason: 'MESSAGE_REFUSED', error: message };
 }
 
 /** The domain of MAIL_FROM (`Team <team@example.org>` or `team@example.org`), for Message-IDs. */

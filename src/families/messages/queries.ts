@@ -1,6 +1,7 @@
 import { type Insertable, type Kysely, type RawBuilder, type Selectable, sql, type Updateable } from 'kysely';
 import type { DB, MessageStatus, MessageTemplatesTable } from '../../db/schema.js';
 import { idPrefixes, newId } from '../../ids.js';
+import { deliveryErrors, storedDetailTexts, unsubscribedDetail } from './delivery-errors.js';
 
 type Executor = Kysely<DB>;
 
@@ -143,18 +144,32 @@ export async function markUnsubscribed(db: Executor, workspaceId: string, messag
   await db.updateTable('messages').set({ unsubscribed_at: at }).where('workspace_id', '=', workspaceId).where('message_id', '=', messageId).execute();
   await db
     .insertInto('message_events')
-    .values({ workspace_id: workspaceId, event_id: newId(idPrefixes.messageEvent), message_id: messageId, occurred_at: at, type: 'UNSUBSCRIBED', smtp_code: null, detail: 'The person followed the unsubscribe link and is opted out' })
+    .values({ workspace_id: workspaceId, event_id: newId(idPrefixes.messageEvent), message_id: messageId, occurred_at: at, type: 'UNSUBSCRIBED', smtp_code: null, detail: unsubscribedDetail })
     .execute();
 }
 
 /**
- * The purge of deleted people (src/families/people/purge.ts) erases what their messages hold of
- * them: the address and what was sent (rendered with their name). The record that a message was
- * sent, when and how it went, stays.
+ * Deleting people (src/families/people/erasure.ts) and the purge erase what their messages hold
+ * of them: the address and what was sent (rendered with their values), and a failure's text
+ * written before the fixed vocabulary (which could quote the address). The record that a message
+ * was sent, when and how it went, stays.
  */
 export async function eraseMessagesOf(transaction: Executor, people: RawBuilder<unknown>): Promise<void> {
   await sql`
-    update messages set recipient_email = null, subject = null, text_body = null, html_body = null
-    where (workspace_id, person_id) in ${people} and (recipient_email is not null or subject is not null or text_body is not null or html_body is not null)
+    update messages set recipient_email = null, subject = null, text_body = null, html_body = null,
+      last_error = case when last_error is null or ${keptDetail(sql.ref('last_error'))} then last_error else ${deliveryErrors.FAILED} end
+    where (workspace_id, person_id) in ${people}
+      and (recipient_email is not null or subject is not null or text_body is not null or html_body is not null or (last_error is not null and not ${keptDetail(sql.ref('last_error'))}))
   `.execute(transaction);
+  await sql`
+    update message_events e set detail = ${deliveryErrors.FAILED}
+    from messages m
+    where m.workspace_id = e.workspace_id and m.message_id = e.message_id and (m.workspace_id, m.person_id) in ${people}
+      and e.detail is not null and not ${keptDetail(sql.ref('e.detail'))}
+  `.execute(transaction);
+}
+
+/** Whether a stored failure text is one of the fixed vocabulary (delivery-errors.ts), which holds nothing of the person. */
+function keptDetail(column: RawBuilder<unknown> | ReturnType<typeof sql.ref>) {
+  return sql<boolean>`(regexp_replace(${column}, ' \\(no attempts left: [0-9]+ made\\)$', '') = any(${storedDetailTexts}::text[]))`;
 }

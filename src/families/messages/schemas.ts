@@ -12,7 +12,9 @@ export const templateLanguageDescription =
   'Every variable a template reads must be one of the catalogue below; an unknown one, or a syntax error, is a 400 whose `path` names the field ' +
   '(`["subject"]`, `["textBody"]`, `["htmlBody"]`) and whose message names the variable and its line and column. ' +
   'The HTML body escapes every value it outputs (`<` becomes `&lt;`); the subject and text body output values as they are. ' +
-  'Variables a message has no value for (no study given, a person without a first name) render empty.\n\n' +
+  'Variables a message has no value for (no study given, a person without a first name) render empty. ' +
+  'A token without the personal-data right may not save a field that reads `person.*` (403, `WWW-Authenticate` naming `scope="personal-data"`): ' +
+  "a template could carry the person's values to an address of the writer's choosing; it may save fields that do not, and send and preview any template.\n\n" +
   'Variables:\n' +
   variableCatalogue.map((variable) => `- \`${variable.name}\`: ${variable.description} Example: \`${variable.example}\`.`).join('\n') +
   '\n\nIn a preview the `links.*` variables are placeholders under `' +

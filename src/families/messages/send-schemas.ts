@@ -3,6 +3,7 @@ import { IsoDateTime, ListQuery, paged } from '../../http/schemas.js';
 import { rootFilterRef } from '../../search/schemas.js';
 import { mailAttemptsMax, mailRetryDelaysSeconds } from './dispatcher.js';
 import { notSentReasons, skipReasons } from './outbox.js';
+import { deliveryErrors } from './delivery-errors.js';
 import { MAX_PARTICIPANT_IDS, MAX_RECIPIENTS_PER_SEND } from './sending.js';
 
 const Id = (description: string) => Type.String({ minLength: 1, maxLength: 100, description });
@@ -69,11 +70,15 @@ export const SendMessagesResult = Type.Object(
   },
 );
 
+const deliveryVocabulary = Object.values(deliveryErrors)
+  .map((text) => `"${text}"`)
+  .join(', ');
+
 const MessageEvent = Type.Object({
   type: literals(['SENT', 'RETRYING', 'FAILED', 'NOT_SENT', 'UNSUBSCRIBED'] as const),
   occurredAt: IsoDateTime(),
   smtpCode: Type.Union([Type.Integer(), Type.Null()]),
-  detail: Type.Union([Type.String(), Type.Null()], { description: "The SMTP server's answer or the error, or why the message was not sent." }),
+  detail: Type.Union([Type.String(), Type.Null()], { description: `A fixed text, the same for every recipient: for a failed attempt one of ${deliveryVocabulary}; for NOT_SENT the reason's code. The SMTP server's answer and a template's rendering error go to the server's log only (they can quote the address or depend on the person's values).` }),
 });
 
 const messageFields = {
@@ -88,7 +93,7 @@ const messageFields = {
   notSentReason: Type.Union([Type.String(), Type.Null()]),
   attempts: Type.Integer({ description: 'SMTP attempts made.' }),
   nextAttemptAt: Type.Union([IsoDateTime(), Type.Null()], { description: 'When a QUEUED message is due (its first attempt, or its retry).' }),
-  lastError: Type.Union([Type.String(), Type.Null()], { description: "The last failed attempt's SMTP answer or error." }),
+  lastError: Type.Union([Type.String(), Type.Null()], { description: `Why the last attempt failed, in a fixed vocabulary (the same text for every recipient; the server's log has the detail): ${deliveryVocabulary}, possibly followed by " (no attempts left: ${mailAttemptsMax} made)".` }),
   lastSmtpCode: Type.Union([Type.Integer(), Type.Null()]),
   queuedAt: IsoDateTime('When it was requested.'),
   sentAt: Type.Union([IsoDateTime(), Type.Null()], { description: 'When the SMTP server accepted it (the attempt that did).' }),

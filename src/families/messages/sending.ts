@@ -13,6 +13,9 @@ import { optOutWithin } from '../people/service.js';
 import * as queries from './queries.js';
 import { notSentReasons, type NotSentReason, type QueueResult, queueMessages, type Recipient } from './outbox.js';
 import { parseTemplate } from './template-language.js';
+import { publicDetail } from './delivery-errors.js';
+
+const notSentReasonCodes = Object.keys(notSentReasons);
 import { parseUnsubscribeToken, verifyUnsubscribeMac } from './unsubscribe.js';
 
 export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'canReadPersonalData' | 'smtpConfigured'>;
@@ -155,7 +158,7 @@ export function presentMessage(row: MessageRow, canReadPersonalData: boolean) {
     notSentReason: row.not_sent_reason === null ? null : (notSentReasons[row.not_sent_reason as NotSentReason] ?? row.not_sent_reason),
     attempts: row.attempt_count,
     nextAttemptAt: row.status === 'QUEUED' ? row.next_attempt_at : null,
-    lastError: row.last_error,
+    lastError: publicDetail(row.last_error, notSentReasonCodes),
     lastSmtpCode: row.last_smtp_code,
     queuedAt: row.queued_at,
     sentAt: row.sent_at,
@@ -177,7 +180,7 @@ export async function getMessage(context: Pick<CallContext, 'db' | 'workspaceId'
     subject: personal(row.subject),
     textBody: personal(row.text_body),
     htmlBody: personal(row.html_body),
-    events: events.map((event) => ({ type: event.type, occurredAt: event.occurred_at, smtpCode: event.smtp_code, detail: event.detail })),
+    events: events.map((event) => ({ type: event.type, occurredAt: event.occurred_at, smtpCode: event.smtp_code, detail: publicDetail(event.detail, notSentReasonCodes) })),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { CallContext as SharedCallContext } from '../../context.js';
-import { notFound } from '../../http/errors.js';
+import { notFound, personalDataRequired } from '../../http/errors.js';
 import { maskEmail, maskText } from '../../http/masking.js';
 import { idPrefixes, newId } from '../../ids.js';
 import { findPersonById } from '../people/queries.js';
@@ -23,16 +23,27 @@ function present(row: Pick<MessageTemplateRow, 'template_id' | 'name' | 'subject
   };
 }
 
-/** Parses every field given (subject, text body, HTML body, in that order): the first fault is the 400. */
-async function checkSources(sources: Partial<Record<TemplateField, string | null>>): Promise<void> {
+/**
+ * Parses every field given (subject, text body, HTML body, in that order): the first fault is the
+ * 400. A key without the personal-data right may not write a field that reads the person's values
+ * (`person.*`): a template is a program over them, and could carry them where the key can see
+ * them (a link or an image address of its own server: `<img src="https://…/?e={{ person.email }}">`,
+ * or an error or status that depends on them). Fields that read no personal value it may write.
+ */
+async function checkSources(context: Pick<CallContext, 'canReadPersonalData'>, sources: Partial<Record<TemplateField, string | null>>): Promise<void> {
   for (const field of ['subject', 'textBody', 'htmlBody'] as const) {
     const source = sources[field];
-    if (typeof source === 'string') await parseTemplate(field, source);
+    if (typeof source !== 'string') continue;
+    const { variables } = await parseTemplate(field, source);
+    if (!context.canReadPersonalData && [...variables].some(readsPersonalData)) throw personalDataRequired(`A template whose ${field} reads the person's values`);
   }
 }
 
+/** The catalogue's variables that hold personal data: the person's names and email. */
+export const readsPersonalData = (variable: VariableName) => variable.startsWith('person.');
+
 export async function createTemplate(context: CallContext, body: CreateMessageTemplateBody): Promise<MessageTemplate> {
-  await checkSources(body);
+  await checkSources(context, body);
   const at = context.clock.now().toISOString();
   const row = await queries.insertTemplate(context.db, {
     workspace_id: context.workspaceId,
@@ -65,7 +76,7 @@ export async function listTemplates(context: CallContext, afterTemplateId: strin
 
 /** PATCH: only the fields given change; `htmlBody: null` removes the HTML body. */
 export async function updateTemplate(context: CallContext, templateId: string, body: UpdateMessageTemplateBody): Promise<MessageTemplate> {
-  await checkSources(body);
+  await checkSources(context, body);
   const row = await queries.updateTemplate(context.db, context.workspaceId, templateId, {
     ...(body.name !== undefined ? { name: body.name } : {}),
     ...(body.subject !== undefined ? { subject: body.subject } : {}),

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { requestContext, type ServiceDeps } from '../../context.js';
 import { principalOf } from '../../http/auth.js';
-import { ApiError } from '../../http/errors.js';
+import { forbidden } from '../../http/errors.js';
 import { maskingNote } from '../../http/masking.js';
 import { roleHasRight } from '../../http/rights.js';
 import { errorResponse } from '../../http/schemas.js';
@@ -96,7 +96,7 @@ export const participantsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }
     },
     async (request) => {
       // Sending reaches the person: a role that may move participants but not send messages is refused the whole request.
-      if (request.body.sendMessage !== undefined && !roleHasRight(principalOf(request).role, 'messages:write')) throw new ApiError('FORBIDDEN');
+      if (request.body.sendMessage !== undefined && !roleHasRight(principalOf(request).role, 'messages:write')) throw forbidden('messages:write');
       return service.updateParticipant(context(request), request.params.studyId, request.params.participantId, request.body);
     },
   );

@@ -177,7 +177,7 @@ describe('POST /people', () => {
     expect(response.json()).toEqual({ errors: [{ message: expect.any(String), path }] });
   });
 
-  it('masks personal data for a token without the personal-data right, also PII/PHI properties', async () => {
+  it('is refused to a token without the personal-data right (a 409 for a taken email would say who is in the panel); the person made by a token with it reads masked, also PII/PHI properties', async () => {
     const tenant = await createTenant(service);
     const { Secret, Health, Plain } = await createProperties(service, tenant, [
       { name: 'Secret', propertyType: 'STRING', isPII: true },
@@ -185,12 +185,14 @@ describe('POST /people', () => {
       { name: 'Plain', propertyType: 'STRING' },
     ]);
     const { token } = await tenant.tokenFor('SUPER_ADMIN', { canReadPersonalData: false });
-    const response = await call(service, 'POST', '/people', {
-      token,
-      body: { email: uniqueEmail(), firstName: 'Grace', lastName: 'Hopper', phone: '123', additionalEmails: ['g@example.org'], additionalPhones: ['456'], properties: { [Secret!]: 's', [Health!]: 7, [Plain!]: 'p' } },
-    });
+    const body = { email: uniqueEmail(), firstName: 'Grace', lastName: 'Hopper', phone: '123', additionalEmails: ['g@example.org'], additionalPhones: ['456'], properties: { [Secret!]: 's', [Health!]: 7, [Plain!]: 'p' } };
+    const refused = await call(service, 'POST', '/people', { token, body });
+    expect(refused.statusCode, refused.body).toBe(403);
+    expect(refused.headers['www-authenticate']).toBe('Bearer error="insufficient_scope", scope="personal-data"');
+    const response = await call(service, 'POST', '/people', { token: tenant.token, body });
     expect(response.statusCode, response.body).toBe(201);
-    expect(response.json()).toMatchObject({
+    const masked = await getPerson(service, tenant, response.json().personId, token);
+    expect(masked.json()).toMatchObject({
       email: '***@***',
       firstName: '***',
       lastName: '***',

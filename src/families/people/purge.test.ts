@@ -55,7 +55,7 @@ async function tablesHolding(needle: string): Promise<string[]> {
 }
 
 describe(`the deletion purge (grace: ${PURGE_GRACE_DAYS} days)`, () => {
-  it("erases a deleted person's personal data for good after the grace period, and only theirs", async () => {
+  it("erases a deleted person's personal data at deletion and the purge marks them purged and vacuums, and only theirs", async () => {
     await setClock(deletedAt);
     const tenant = await createTenant(service);
     const { Code, Secret } = await createProperties(service, tenant, [
@@ -86,10 +86,8 @@ describe(`the deletion purge (grace: ${PURGE_GRACE_DAYS} days)`, () => {
     expect(deleted.statusCode, deleted.body).toBeLessThan(300);
     expect((await getPerson(service, tenant, gone.personId)).statusCode).toBe(404);
 
-    // Within the grace period the row keeps its data (it is hidden, not erased).
-    await setClock(new Date(deletedAt.getTime() + (PURGE_GRACE_DAYS - 1) * DAY_MS));
-    await runJobs(tenant);
-    expect(await personRow(gone.personId)).toMatchObject({ email, first_name: 'Erased', purged_at: null });
+    // Deletion erases at once (erasure.ts); the purge marks the row purged and vacuums the old versions away.
+    expect(await personRow(gone.personId)).toMatchObject({ email: null, first_name: null, properties: {}, purged_at: null });
 
     const purgeAt = new Date(deletedAt.getTime() + (PURGE_GRACE_DAYS + 1) * DAY_MS);
     await setClock(purgeAt);
@@ -156,8 +154,8 @@ describe(`the deletion purge (grace: ${PURGE_GRACE_DAYS} days)`, () => {
     expect(await consentSearch()).toEqual([kept.personId]);
     const consentsOf = (personIds: string[]) =>
       service.deps.db.selectFrom('consent_submissions').select('consent_submission_id').where('workspace_id', '=', tenant.workspaceId).where('person_id', 'in', personIds).orderBy('consent_submission_id').execute();
-    // Hidden at once, erased only by the purge.
-    expect(await consentsOf([gone.personId])).toHaveLength(2);
+    // Erased at once, with the person (erasure.ts).
+    expect(await consentsOf([gone.personId])).toEqual([]);
 
     await setClock(new Date(deletedAt.getTime() + (PURGE_GRACE_DAYS + 1) * DAY_MS));
     await runJobs(tenant);

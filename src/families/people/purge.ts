@@ -9,11 +9,12 @@ import { eraseMessagesOf } from '../messages/queries.js';
 
 export const PURGE_QUEUE = 'people.purge';
 /**
- * Days between a person's deletion and the erasure of their personal data. Deletion hides them at
- * once; the grace period leaves room to undo a mistaken bulk delete from a backup, and stays far
- * inside the 90 days the contract promises (the hourly purge adds at most an hour).
+ * Days between a person's deletion and the purge. Deletion erases their personal data at once
+ * (erasure.ts, issue 32); the purge, within the hour, marks them purged, erases what a deletion
+ * made before that erasure left, and vacuums the old row versions (which still held the values)
+ * away from the tables and their indexes. A mistaken bulk delete is undone from a backup.
  */
-export const PURGE_GRACE_DAYS = 30;
+export const PURGE_GRACE_DAYS = 0;
 /** An upload that never finished (its request died) is dropped after this long. */
 const ABANDONED_UPLOAD_HOURS = 24;
 const BATCH_SIZE = 500;
@@ -31,7 +32,7 @@ export interface PurgeResult {
  * version (and its index entries, the email index's lower(email) among them) until VACUUM
  * removes it. PostgreSQL's autovacuum would come eventually; the embedded store runs none.
  */
-const ERASED_TABLES = ['people', 'population_members', 'person_unique_values', 'import_chunks', 'import_errors', 'messages'];
+const ERASED_TABLES = ['people', 'population_members', 'person_unique_values', 'import_chunks', 'import_errors', 'messages', 'message_events', 'participants', 'consent_submissions', 'idempotency_keys'];
 
 /**
  * Erases, for good, the personal data of people deleted more than PURGE_GRACE_DAYS ago by the

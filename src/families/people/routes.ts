@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { requestContext, type ServiceDeps } from '../../context.js';
-import { maskingNote } from '../../http/masking.js';
+import { maskingNote, personalLookupNote } from '../../http/masking.js';
 import { errorResponse } from '../../http/schemas.js';
 import { CreatePersonBody, DeletePeopleBody, OptedOutBody, OptedOutStatus, PeopleDeleted, PersonIdOrEmailParams, PersonIdParams, UpdatePersonBody } from './requests.js';
 import { Person } from './schemas.js';
@@ -22,7 +22,7 @@ export const peopleRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = as
       schema: {
         operationId: 'createPerson',
         summary: 'Create a person',
-        description: `Adds a person to the panel, CONTACTABLE and not opted out, in the populations given. ${maskingNote}`,
+        description: `Adds a person to the panel, CONTACTABLE and not opted out, in the populations given. A token without the personal-data right may not create people (403): the 409 of a taken email would say who is in the panel. ${maskingNote}`,
         tags,
         body: CreatePersonBody,
         response: {
@@ -62,7 +62,8 @@ export const peopleRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = as
         description:
           'Only the fields given change. `properties` merges key by key into the stored values (null removes one); ' +
           '`populationIds` replaces the memberships; null clears firstName, lastName or phone. ' +
-          'Opted-out status has its own operation (PUT /people/{personId}/opted-out).',
+          'Opted-out status has its own operation (PUT /people/{personId}/opted-out). A token without the personal-data right may change names, phones and ' +
+          'other values blind (the answer is masked), but not the email nor a value of a unique property flagged isPII or isPHI (403): the 409 of a taken value would say who holds it.',
         tags,
         params: PersonIdParams,
         body: UpdatePersonBody,
@@ -86,7 +87,9 @@ export const peopleRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = as
         summary: 'Delete a person',
         description:
           'The person disappears at once from every read, search, count and export; their email and unique values are free again. ' +
-          'Their personal data is erased for good by background work within 90 days. Answers `{"personsDeletedCount":1}`.',
+          "Their personal data is erased at once, in the same transaction, every copy of it (their messages' address and bodies, notes on their participations, " +
+          'consents, memberships, kept idempotent answers); an anonymous row stays so history that refers to it stays whole, and background work vacuums the ' +
+          'old row versions within the hour. Answers `{"personsDeletedCount":1}`.',
         tags,
         params: PersonIdParams,
         response: { 200: PeopleDeleted, 404: personNotFound },
@@ -104,7 +107,8 @@ export const peopleRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = as
         summary: 'Delete people by email and/or id',
         description:
           'Deletes every person matching one of `emails` (case-insensitive) or `personIds` (at most 1000 of each), as DELETE /people/{personId} does. ' +
-          'Unknown or already deleted entries are not errors; they are simply not counted. Supersedes POST /person/delete.',
+          'Unknown or already deleted entries are not errors; they are simply not counted. Supersedes POST /person/delete. ' +
+          'Deleting by `emails` needs the personal-data right (403 otherwise): the count would say whether each email was in the panel.',
         tags,
         body: DeletePeopleBody,
         response: { 200: PeopleDeleted, 400: invalid },
@@ -123,7 +127,7 @@ export const peopleRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = as
         description:
           'Opting out sets the contact status to OPTED_OUT and keeps the person out of studies; opting back in makes them CONTACTABLE. ' +
           'Setting the status the person already has changes nothing. `personIdOrEmail` is the person id or, as in GET, an email address. ' +
-          `Answers the shape of GET /people/{personIdOrEmail}/opted-out. Supersedes POST /person. ${maskingNote}`,
+          `Answers the shape of GET /people/{personIdOrEmail}/opted-out. Supersedes POST /person. ${personalLookupNote} ${maskingNote}`,
         tags,
         params: PersonIdOrEmailParams,
         body: OptedOutBody,
@@ -141,7 +145,7 @@ export const peopleRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = as
         operationId: 'getPersonOptedOut',
         'x-reference-id': 'E18',
         summary: 'Opted-out status by id or email',
-        description: `\`personIdOrEmail\` is a person id, or an email address (a value that is a valid email is looked up as one, case-insensitively). ${maskingNote}`,
+        description: `\`personIdOrEmail\` is a person id, or an email address (a value that is a valid email is looked up as one, case-insensitively). ${personalLookupNote} ${maskingNote}`,
         tags,
         params: PersonIdOrEmailParams,
         response: { 200: OptedOutStatus, 404: errorResponse('No person with this id or email (path ["personIdOrEmail"]).') },

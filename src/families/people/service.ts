@@ -1,11 +1,12 @@
 import type { Kysely, Updateable } from 'kysely';
 import type { DB, PeopleTable, PropertyValue } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
-import { conflict, notFound } from '../../http/errors.js';
+import { conflict, notFound, personalDataRequired } from '../../http/errors.js';
 import { MASKED_TEXT, maskEmail, maskText } from '../../http/masking.js';
 import { idPrefixes, newId } from '../../ids.js';
 import { findPopulationIds } from '../populations/queries.js';
 import * as queries from './queries.js';
+import { erasePeople } from './erasure.js';
 import { insertNewPerson } from './writer.js';
 import type { CreatePersonBody, DeletePeopleBody, UpdatePersonBody } from './requests.js';
 import { checkPropertyValues, claimUniqueValues, loadPropertyCatalogue, releaseUniqueValues } from './values.js';
@@ -164,8 +165,29 @@ async function translatingRaces<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Without the personal-data right a key learns nothing about personal values it cannot read: it
+ * may not look a person up by a personal value, nor write one whose uniqueness check (a 409)
+ * would answer whether someone else holds it: an email, or a value of a unique property flagged
+ * isPII or isPHI. So it cannot create people (an email is required). It may still write the other
+ * fields, blind (the answer is masked).
+ */
+function refuseLookupByPersonalData(context: Pick<CallContext, 'canReadPersonalData'>, what: string): void {
+  if (!context.canReadPersonalData) throw personalDataRequired(what);
+}
+
+async function refuseUniquePersonalValues(db: Kysely<DB>, context: CallContext, properties: Record<string, unknown> | undefined): Promise<void> {
+  if (context.canReadPersonalData || properties === undefined || Object.keys(properties).length === 0) return;
+  const catalogue = await loadPropertyCatalogue(db, context.workspaceId);
+  for (const propertyId of Object.keys(properties)) {
+    const property = catalogue.get(propertyId);
+    if (property?.isUnique && property.isPersonalData) throw personalDataRequired('Setting a value of a unique personal-data property');
+  }
+}
+
 export async function createPerson(context: CallContext, body: CreatePersonBody): Promise<Person> {
   const { workspaceId } = context;
+  refuseLookupByPersonalData(context, 'Creating a person (its email must be unique)');
   return translatingRaces(() =>
     inTransaction(context.db, async (db) => {
       const populationIds = [...new Set(body.populationIds ?? [])];
@@ -195,6 +217,8 @@ export async function updatePerson(context: CallContext, personId: string, body:
     inTransaction(context.db, async (db) => {
       const existing = await queries.findPersonById(db, workspaceId, personId, { forUpdate: true });
       if (!existing) throw notFound('Person', ['personId']);
+      if (body.email !== undefined) refuseLookupByPersonalData(context, 'Changing an email (it must be unique)');
+      await refuseUniquePersonalValues(db, context, body.properties);
       if (body.populationIds !== undefined) await ensurePopulations(db, workspaceId, body.populationIds);
       if (body.email !== undefined) await ensureEmailFree(db, workspaceId, body.email, personId);
       const at = now(context);
@@ -220,15 +244,20 @@ export async function updatePerson(context: CallContext, personId: string, body:
 }
 
 /**
- * Deletes people at once for every read (deleted_at) and frees their unique values and email;
- * the purge erases their personal data later. Returns how many live people it deleted.
+ * Deletes people: hidden at once from every read (deleted_at), their unique values and email free
+ * again, and their personal data erased in the same transaction, every family's copy of it
+ * (erasure.ts). Returns how many live people it deleted.
  */
 export async function deletePeople(context: CallContext, match: DeletePeopleBody): Promise<{ personsDeletedCount: number }> {
   const { workspaceId } = context;
+  // The count deleted by email would say whether each email was someone's.
+  if ((match.emails?.length ?? 0) > 0) refuseLookupByPersonalData(context, 'Deleting people by email');
   return inTransaction(context.db, async (db) => {
     const at = now(context);
     const deleted = await queries.softDeletePeople(db, workspaceId, match, at);
     await releaseUniqueValues(db, workspaceId, deleted);
+    // Their personal data goes now, every family's copy of it (erasure.ts); the purge vacuums the old row versions.
+    await erasePeople(db, workspaceId, deleted);
     await recordEvents(db, workspaceId, deleted.map((personId) => ({ type: 'person.deleted', data: { personId } })), at);
     return { personsDeletedCount: deleted.length };
   });
@@ -270,6 +299,7 @@ async function setOptedOutOf(context: CallContext, db: Kysely<DB>, row: PersonRo
 
 /** PUT /people/{personIdOrEmail}/opted-out: addressed as E18 is, by id or by email. */
 export async function setOptedOut(context: CallContext, personIdOrEmail: string, isOptedOut: boolean): Promise<OptedOutStatus> {
+  if (EMAIL.test(personIdOrEmail)) refuseLookupByPersonalData(context, 'Addressing a person by email');
   return inTransaction(context.db, async (db) => {
     const row = await findByIdOrEmail(db, context.workspaceId, personIdOrEmail, true);
     if (!row) throw notFound('Person', ['personIdOrEmail']);
@@ -292,6 +322,7 @@ export async function optOutWithin(context: Pick<CallContext, 'clock' | 'workspa
 
 /** E23: the same change, addressed by email. */
 export async function setOptedOutByEmail(context: CallContext, email: string, isOptedOut: boolean): Promise<OptedOutStatus> {
+  refuseLookupByPersonalData(context, 'Addressing a person by email');
   return inTransaction(context.db, async (db) => {
     const row = await queries.findPersonByEmail(db, context.workspaceId, email, { forUpdate: true });
     if (!row) throw notFound('Person', ['email']);
@@ -310,6 +341,7 @@ function findByIdOrEmail(db: Kysely<DB>, workspaceId: string, personIdOrEmail: s
 
 /** E18: by person id, or by email when the value is a valid email address. */
 export async function getOptedOut(context: CallContext, personIdOrEmail: string): Promise<OptedOutStatus> {
+  if (EMAIL.test(personIdOrEmail)) refuseLookupByPersonalData(context, 'Looking a person up by email');
   const row = await findByIdOrEmail(context.db, context.workspaceId, personIdOrEmail, false);
   if (!row) throw notFound('Person', ['personIdOrEmail']);
   return presentOptedOut(context, row);
@@ -317,6 +349,7 @@ export async function getOptedOut(context: CallContext, personIdOrEmail: string)
 
 /** E15: the person's email and opted-out flag. */
 export async function getOptedOutByEmail(context: CallContext, email: string): Promise<{ email: string; optedOut: boolean }> {
+  refuseLookupByPersonalData(context, 'Looking a person up by email');
   const row = await queries.findPersonByEmail(context.db, context.workspaceId, email);
   if (!row) throw notFound('Person', ['email']);
   return { email: maskEmail(row.email ?? '', context.canReadPersonalData), optedOut: row.is_opted_out };

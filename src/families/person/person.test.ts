@@ -78,11 +78,13 @@ describe('GET /person (E15, deprecated)', () => {
     expect((await getByEmail(tenant, 'not-an-email')).statusCode).toBe(400);
   });
 
-  it('masks the email for a token without the personal-data right', async () => {
+  it('is refused (403) to a token without the personal-data right: whether an email is in the panel is personal data (existence-oracles.test.ts)', async () => {
     const tenant = await createTenant(service);
     const person = await createPerson(service, tenant);
     const { token } = await tenant.tokenFor('OBSERVER', { canReadPersonalData: false });
-    expect((await getByEmail(tenant, person.email, token)).json()).toEqual({ email: '***@***', optedOut: false });
+    const response = await getByEmail(tenant, person.email, token);
+    expect(response.statusCode).toBe(403);
+    expect(response.body).toBe('Forbidden');
   });
 });
 

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { requestContext, type ServiceDeps } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
-import { maskingNote } from '../../http/masking.js';
+import { maskingNote, personalLookupNote } from '../../http/masking.js';
 import { ErrorBody, errorResponse } from '../../http/schemas.js';
 
 import * as service from '../people/service.js';
@@ -31,8 +31,8 @@ export const personRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = as
         summary: 'Delete people by email (deprecated)',
         description:
           'Deprecated: use POST /people/delete or DELETE /people/{personId}. Deletes the people with these emails (case-insensitive): ' +
-          'they disappear at once from every read, and their data is erased within 90 days. ' +
-          '`personsDeletedCount` counts the people deleted by this request. An empty `emails` is a 400 with `{"message":"emails field cannot be empty"}`.',
+          'they disappear at once from every read, and their personal data is erased at once (as DELETE /people/{personId} does). ' +
+          '`personsDeletedCount` counts the people deleted by this request, so it needs the personal-data right (403 otherwise). An empty `emails` is a 400 with `{"message":"emails field cannot be empty"}`.',
         tags,
         body: Type.Object(
           { emails: Type.Array(Type.String({ maxLength: 320 }), { maxItems: 1000, description: 'Email addresses, at least one.' }) },
@@ -65,7 +65,7 @@ export const personRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = as
         'x-reference-id': 'E15',
         deprecated: true,
         summary: 'Get a person by email (deprecated)',
-        description: `Deprecated: use GET /people/{personIdOrEmail}/opted-out. The person's email and opted-out flag, looked up case-insensitively. ${maskingNote}`,
+        description: `Deprecated: use GET /people/{personIdOrEmail}/opted-out. The person's email and opted-out flag, looked up case-insensitively. ${personalLookupNote} ${maskingNote}`,
         tags,
         querystring: Type.Object({ email: Email }, { additionalProperties: false }),
         response: { 200: EmailAndOptedOut, 404: personNotFound },
@@ -85,7 +85,7 @@ export const personRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = as
         summary: "Update a person's opted-out status (deprecated)",
         description:
           'Deprecated: use PUT /people/{personId}/opted-out. Sets the opted-out flag of the person with this email, and with it the contact status ' +
-          `(OPTED_OUT, or CONTACTABLE when opting back in). ${maskingNote}`,
+          `(OPTED_OUT, or CONTACTABLE when opting back in). ${personalLookupNote} ${maskingNote}`,
         tags,
         body: Type.Object({ email: Email, optedOut: Type.Boolean() }, { additionalProperties: false, examples: [{ email: 'grace@example.org', optedOut: true }] }),
         response: { 200: EmailAndOptedOut, 404: personNotFound },

@@ -1,5 +1,5 @@
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
-import { ApiError } from '../../http/errors.js';
+import { ApiError, personalDataRequired } from '../../http/errors.js';
 import { type Catalogue, type CompileContext, type ContextCall, loadCustomProperties, type Membership } from '../../search/catalogue.js';
 import { compileRootFilter, type GroupAvailability, isGroup, namedPropertyIds } from '../../search/compile.js';
 import type { Filter, FilterGroup, RootFilter } from '../../search/schemas.js';
@@ -92,7 +92,7 @@ export async function loadSegmentConditions(call: ContextCall, context: CompileC
     query = query.where('segment_id', 'in', which.ids);
   }
   const rows = await query.execute();
-  if (!call.canReadPersonalData && rows.some((row) => row.uses_personal_data)) throw new ApiError('FORBIDDEN');
+  if (!call.canReadPersonalData && rows.some((row) => row.uses_personal_data)) throw personalDataRequired('A segment defined on personal data');
   const filters = rows.map((row) => ({ segmentId: row.segment_id, filter: row.filter as RootFilter }));
   const customProperties = await loadCustomProperties(call.db, call.workspaceId, [...new Set(filters.flatMap(({ filter }) => namedPropertyIds(filter, call.catalogue)))]);
   const conditions = new Map<string, RawBuilder<SqlBool>>();
