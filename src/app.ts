@@ -13,6 +13,7 @@ import { answerFrameworkError, ApiError, installErrorHandling, sendError } from 
 import { apiPrefix, enrichRouteSchema, registerOpenApi } from './http/openapi.js';
 import { installMetricsRoute, ServiceMetrics } from './http/metrics.js';
 import { createRateLimiter } from './http/rate-limit.js';
+import { setRenderBudgetMilliseconds } from './families/messages/template-language.js';
 import { lazySerializers } from './http/serialization.js';
 import { installBodyRules, installValidation } from './http/validation.js';
 import { installIdempotency } from './http/idempotency/plugin.js';
@@ -113,6 +114,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   if (options.migrate ?? true) await migrateToLatest(database.db);
 
   const clock = options.clock ?? createClock();
+  setRenderBudgetMilliseconds(config.templateRenderBudgetMs);
   const metrics = new ServiceMetrics({
     db: database.db,
     clock,

@@ -51,6 +51,8 @@ const ConfigSchema = Type.Object({
   smtpTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000 }),
   /** Messages a workspace may have attempted per minute (all instances together). */
   mailRatePerMinute: Type.Integer({ minimum: 1 }),
+  /** How long one field of a message template may take to render (on the render worker) before it is stopped. */
+  templateRenderBudgetMs: Type.Integer({ minimum: 10, maximum: 10_000 }),
   /** This instance sends queued messages (woken by each commit that queues one, and polling each second). */
   mailDelivery: Type.Boolean(),
 });
@@ -133,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     smtpTimeoutMs: integer(env.SMTP_TIMEOUT_MS, 30_000),
     mailRatePerMinute: integer(env.MAIL_RATE_PER_MINUTE, 600),
     mailDelivery: onOff('MAIL_DELIVERY', env.MAIL_DELIVERY, true),
+    templateRenderBudgetMs: integer(env.TEMPLATE_RENDER_BUDGET_MS, 100),
     ...overrides,
   };
   for (const key of Object.keys(candidate) as (keyof Config)[]) {

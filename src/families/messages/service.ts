@@ -7,7 +7,7 @@ import { findStudy } from '../studies/queries.js';
 import * as queries from './queries.js';
 import type { MessageTemplateRow } from './queries.js';
 import { type CreateMessageTemplateBody, type MessageTemplate, PLACEHOLDER_LINK_BASE, type PreviewBody, type UpdateMessageTemplateBody } from './schemas.js';
-import { parseTemplate, renderTemplate, type TemplateField, type TemplateValues, type VariableName } from './template-language.js';
+import { checkTemplate, parseTemplate, renderTemplate, type TemplateField, type TemplateValues, type VariableName } from './template-language.js';
 
 export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'canReadPersonalData'>;
 
@@ -23,16 +23,19 @@ function present(row: Pick<MessageTemplateRow, 'template_id' | 'name' | 'subject
   };
 }
 
-/** Parses every field given (subject, text body, HTML body, in that order): the first fault is the 400. */
-async function checkSources(sources: Partial<Record<TemplateField, string | null>>): Promise<void> {
+/**
+ * Parses every field given (subject, text body, HTML body, in that order) and renders it with the
+ * catalogue's examples within the render budget: the first fault is the 400.
+ */
+async function checkSources(workspaceId: string, sources: Partial<Record<TemplateField, string | null>>): Promise<void> {
   for (const field of ['subject', 'textBody', 'htmlBody'] as const) {
     const source = sources[field];
-    if (typeof source === 'string') await parseTemplate(field, source);
+    if (typeof source === 'string') await checkTemplate(field, source, workspaceId);
   }
 }
 
 export async function createTemplate(context: CallContext, body: CreateMessageTemplateBody): Promise<MessageTemplate> {
-  await checkSources(body);
+  await checkSources(context.workspaceId, body);
   const at = context.clock.now().toISOString();
   const row = await queries.insertTemplate(context.db, {
     workspace_id: context.workspaceId,
@@ -65,7 +68,7 @@ export async function listTemplates(context: CallContext, afterTemplateId: strin
 
 /** PATCH: only the fields given change; `htmlBody: null` removes the HTML body. */
 export async function updateTemplate(context: CallContext, templateId: string, body: UpdateMessageTemplateBody): Promise<MessageTemplate> {
-  await checkSources(body);
+  await checkSources(context.workspaceId, body);
   const row = await queries.updateTemplate(context.db, context.workspaceId, templateId, {
     ...(body.name !== undefined ? { name: body.name } : {}),
     ...(body.subject !== undefined ? { subject: body.subject } : {}),
@@ -117,9 +120,9 @@ export async function previewTemplate(context: CallContext, templateId: string, 
   };
   const used = new Set<VariableName>();
   const render = async (field: TemplateField, source: string) => {
-    const { parsed, variables } = await parseTemplate(field, source);
+    const { variables } = await parseTemplate(field, source);
     for (const variable of variables) used.add(variable);
-    return renderTemplate(field, parsed, values);
+    return renderTemplate(field, source, values, context.workspaceId);
   };
   const subject = await render('subject', template.subject);
   const textBody = await render('textBody', template.text_body);
