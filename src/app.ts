@@ -13,6 +13,7 @@ import { answerFrameworkError, ApiError, installErrorHandling, sendError } from 
 import { apiPrefix, enrichRouteSchema, registerOpenApi } from './http/openapi.js';
 import { installMetricsRoute, ServiceMetrics } from './http/metrics.js';
 import { createRateLimiter } from './http/rate-limit.js';
+import { installOpenApiDocument } from './http/openapi-document.js';
 import { setRenderBudgetMilliseconds } from './families/messages/template-language.js';
 import { lazySerializers } from './http/serialization.js';
 import { installBodyRules, installValidation } from './http/validation.js';
@@ -207,7 +208,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   });
   // Only with a token configured: an operator who set none gets 404, as for any unknown path.
   if (config.metricsToken) installMetricsRoute(app, metrics, config.metricsToken);
-  app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
+  installOpenApiDocument(app, { limiter, max: config.openapiRateLimitMax });
   // The research team's web console (console/, built to console/dist), under its own security headers.
   await app.register(consoleRoutes, { prefix: consolePrefix, ...(options.consoleRoot ? { root: options.consoleRoot } : {}) });
 

@@ -12,6 +12,8 @@ const ConfigSchema = Type.Object({
   rateLimitWindowSeconds: Type.Integer({ minimum: 1 }),
   /** Submissions of public signup forms per client address per rate-limit window. */
   signupRateLimitMax: Type.Integer({ minimum: 1 }),
+  /** Requests for GET /v1/openapi.json per client address per rate-limit window. */
+  openapiRateLimitMax: Type.Integer({ minimum: 1 }),
   testHelpers: Type.Boolean(),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level))),
   authCacheSeconds: Type.Integer({ minimum: 0 }),
@@ -104,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     rateLimitMax: integer(env.RATE_LIMIT_MAX, 600),
     rateLimitWindowSeconds: integer(env.RATE_LIMIT_WINDOW_SECONDS, 60),
     signupRateLimitMax: integer(env.SIGNUP_RATE_LIMIT_MAX, 30),
+    openapiRateLimitMax: integer(env.OPENAPI_RATE_LIMIT_MAX, 60),
     testHelpers: env.TEST_HELPERS === '1',
     logLevel: (env.LOG_LEVEL ?? 'info') as Config['logLevel'],
     authCacheSeconds: integer(env.AUTH_CACHE_SECONDS, 5),
