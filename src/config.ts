@@ -19,6 +19,11 @@ const ConfigSchema = Type.Object({
   /** Searches of a workspace that may wait for that weight; past it, or after searchWaitMs, a 429. */
   searchQueuePerWorkspace: Type.Integer({ minimum: 0 }),
   searchWaitMs: Type.Integer({ minimum: 0 }),
+  /** The largest CSV file POST /imports takes (bytes). */
+  importMaxBytes: Type.Integer({ minimum: 1024, maximum: 2 * 1024 ** 3 }),
+  /** CSV uploads received at once per workspace, and per process; past either, a 429. */
+  importUploadsPerWorkspace: Type.Integer({ minimum: 1 }),
+  importUploadsPerProcess: Type.Integer({ minimum: 1 }),
   testHelpers: Type.Boolean(),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level))),
   authCacheSeconds: Type.Integer({ minimum: 0 }),
@@ -115,6 +120,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     searchWeightPerWorkspace: integer(env.SEARCH_WEIGHT_PER_WORKSPACE, 2_000),
     searchQueuePerWorkspace: integer(env.SEARCH_QUEUE_PER_WORKSPACE, 32),
     searchWaitMs: integer(env.SEARCH_WAIT_MS, 10_000),
+    importMaxBytes: integer(env.IMPORT_MAX_BYTES, 256 * 1024 ** 2),
+    importUploadsPerWorkspace: integer(env.IMPORT_UPLOADS_PER_WORKSPACE, 1),
+    importUploadsPerProcess: integer(env.IMPORT_UPLOADS_PER_PROCESS, 2),
     testHelpers: env.TEST_HELPERS === '1',
     logLevel: (env.LOG_LEVEL ?? 'info') as Config['logLevel'],
     authCacheSeconds: integer(env.AUTH_CACHE_SECONDS, 5),
