@@ -36,6 +36,10 @@ const benches: Record<string, { summary: string; load: () => Promise<{ run(optio
     summary: 'time to a usable console page (heading and first table row) in headless Chromium, cold and warm, p50, from the compiled server on the embedded store with the demo seed, against the floor of the bare index.html + assets (flags: --loads=N)',
     load: () => import('./console.js'),
   },
+  fairness: {
+    summary: "another workspace's GET /v1/me p50/p99 alone and while one token runs template previews in loops, 16 concurrent 1000-row searches, a big CSV upload, and OpenAPI document loops, from the compiled server on the embedded store (and PostgreSQL with DATABASE_URL); aim p99 within 2x (flags: --seconds=N)",
+    load: () => import('./fairness.js'),
+  },
   import: {
     summary: 'POST /imports of 1,000,000 generated people (5 custom properties) to the compiled server on PostgreSQL against COPY of the same file (flags: --rows=N, --heap-cap=MiB, --profile; env BENCH_NODE_FLAGS for the server)',
     load: () => import('./import.js'),
