@@ -40,6 +40,10 @@ const benches: Record<string, { summary: string; load: () => Promise<{ run(optio
     summary: 'every filter name of the OpenAPI document and every custom property through the SQL path (SEARCH_COUNTS=off) on the people, E1 and incentive searches, demo data freshly seeded, first answer and p50 against the unfiltered route, on both stores (flags: --stores=embedded,postgres, --rounds=N)',
     load: () => import('./search-sql.js'),
   },
+  fairness: {
+    summary: "another workspace's GET /v1/me p50/p99 alone and while one token runs template previews in loops, 16 concurrent 1000-row searches, a big CSV upload, and OpenAPI document loops, from the compiled server on the embedded store (and PostgreSQL with DATABASE_URL); aim p99 within 2x (flags: --seconds=N)",
+    load: () => import('./fairness.js'),
+  },
   import: {
     summary: 'POST /imports of 1,000,000 generated people (5 custom properties) to the compiled server on PostgreSQL against COPY of the same file (flags: --rows=N, --heap-cap=MiB, --profile; env BENCH_NODE_FLAGS for the server)',
     load: () => import('./import.js'),

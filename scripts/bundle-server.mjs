@@ -16,7 +16,9 @@ rmSync(new URL('../dist/chunks', import.meta.url), { recursive: true, force: tru
 
 await build({
   absWorkingDir: root,
-  entryPoints: ['src/server.ts'],
+  // The template render worker (src/families/messages/render-worker.ts) is a worker thread's own
+  // entry: dist/render-worker.js, sharing LiquidJS's chunk with the server.
+  entryPoints: ['src/server.ts', 'src/families/messages/render-worker.ts'],
   outdir: 'dist',
   entryNames: '[name]',
   chunkNames: 'chunks/[name]-[hash]',

@@ -13,6 +13,9 @@ import { answerFrameworkError, ApiError, installErrorHandling, sendError } from 
 import { apiPrefix, enrichRouteSchema, registerOpenApi } from './http/openapi.js';
 import { installMetricsRoute, ServiceMetrics } from './http/metrics.js';
 import { createRateLimiter } from './http/rate-limit.js';
+import { installOpenApiDocument } from './http/openapi-document.js';
+import { installHeavyWorkLimits, WorkspaceWorkLimiter } from './http/heavy-work.js';
+import { setRenderBudgetMilliseconds } from './families/messages/template-language.js';
 import { lazySerializers } from './http/serialization.js';
 import { installBodyRules, installValidation } from './http/validation.js';
 import { installIdempotency } from './http/idempotency/plugin.js';
@@ -101,6 +104,8 @@ export interface Service {
   webhooks: Webhooks;
   /** Mail: sends when SMTP is configured and config.mailDelivery is on; mail.dispatcher.runDue() on demand (tests). */
   mail: Mail;
+  /** Heavy work (searches) in flight per workspace, by weight (src/http/heavy-work.ts). */
+  heavyWork: WorkspaceWorkLimiter;
   /** Stops accepting requests, lets in-flight ones finish, then closes connections. */
   close(): Promise<void>;
 }
@@ -114,6 +119,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   if (options.migrate ?? true) await migrateToLatest(database.db);
 
   const clock = options.clock ?? createClock();
+  setRenderBudgetMilliseconds(config.templateRenderBudgetMs);
   const metrics = new ServiceMetrics({
     db: database.db,
     clock,
@@ -193,6 +199,8 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter });
+  const heavyWork = new WorkspaceWorkLimiter({ capacity: config.searchWeightPerWorkspace, queueMax: config.searchQueuePerWorkspace, waitMs: config.searchWaitMs });
+  installHeavyWorkLimits(app, heavyWork, (request) => request.principal?.workspaceId);
   installIdempotency(app, { dbFor: deps.tenantDb, leaseSeconds: options.idempotencyLeaseSeconds });
 
   app.get('/healthz', { schema: { hide: true }, config: { public: true } }, async () => ({ status: 'ok' }));
@@ -206,7 +214,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   });
   // Only with a token configured: an operator who set none gets 404, as for any unknown path.
   if (config.metricsToken) installMetricsRoute(app, metrics, config.metricsToken);
-  app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
+  installOpenApiDocument(app, { limiter, max: config.openapiRateLimitMax });
   // The research team's web console (console/, built to console/dist), under its own security headers.
   await app.register(consoleRoutes, { prefix: consolePrefix, ...(options.consoleRoot ? { root: options.consoleRoot } : {}) });
 
@@ -275,5 +283,5 @@ export async function buildService(options: BuildOptions): Promise<Service> {
     })();
     return closing;
   };
-  return { app, deps, jobs, webhooks, mail, close };
+  return { app, deps, jobs, webhooks, mail, heavyWork, close };
 }

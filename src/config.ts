@@ -12,6 +12,18 @@ const ConfigSchema = Type.Object({
   rateLimitWindowSeconds: Type.Integer({ minimum: 1 }),
   /** Submissions of public signup forms per client address per rate-limit window. */
   signupRateLimitMax: Type.Integer({ minimum: 1 }),
+  /** Requests for GET /v1/openapi.json per client address per rate-limit window. */
+  openapiRateLimitMax: Type.Integer({ minimum: 1 }),
+  /** Rows of search pages a workspace may have in flight at once (a search weighs its page size, at least 50). */
+  searchWeightPerWorkspace: Type.Integer({ minimum: 1000 }),
+  /** Searches of a workspace that may wait for that weight; past it, or after searchWaitMs, a 429. */
+  searchQueuePerWorkspace: Type.Integer({ minimum: 0 }),
+  searchWaitMs: Type.Integer({ minimum: 0 }),
+  /** The largest CSV file POST /imports takes (bytes). */
+  importMaxBytes: Type.Integer({ minimum: 1024, maximum: 2 * 1024 ** 3 }),
+  /** CSV uploads received at once per workspace, and per process; past either, a 429. */
+  importUploadsPerWorkspace: Type.Integer({ minimum: 1 }),
+  importUploadsPerProcess: Type.Integer({ minimum: 1 }),
   testHelpers: Type.Boolean(),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level))),
   authCacheSeconds: Type.Integer({ minimum: 0 }),
@@ -53,6 +65,8 @@ const ConfigSchema = Type.Object({
   smtpTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000 }),
   /** Messages a workspace may have attempted per minute (all instances together). */
   mailRatePerMinute: Type.Integer({ minimum: 1 }),
+  /** How long one field of a message template may take to render (on the render worker) before it is stopped. */
+  templateRenderBudgetMs: Type.Integer({ minimum: 10, maximum: 10_000 }),
   /** This instance sends queued messages (woken by each commit that queues one, and polling each second). */
   mailDelivery: Type.Boolean(),
 });
@@ -104,6 +118,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     rateLimitMax: integer(env.RATE_LIMIT_MAX, 600),
     rateLimitWindowSeconds: integer(env.RATE_LIMIT_WINDOW_SECONDS, 60),
     signupRateLimitMax: integer(env.SIGNUP_RATE_LIMIT_MAX, 30),
+    openapiRateLimitMax: integer(env.OPENAPI_RATE_LIMIT_MAX, 60),
+    searchWeightPerWorkspace: integer(env.SEARCH_WEIGHT_PER_WORKSPACE, 2_000),
+    searchQueuePerWorkspace: integer(env.SEARCH_QUEUE_PER_WORKSPACE, 32),
+    searchWaitMs: integer(env.SEARCH_WAIT_MS, 10_000),
+    importMaxBytes: integer(env.IMPORT_MAX_BYTES, 256 * 1024 ** 2),
+    importUploadsPerWorkspace: integer(env.IMPORT_UPLOADS_PER_WORKSPACE, 1),
+    importUploadsPerProcess: integer(env.IMPORT_UPLOADS_PER_PROCESS, 2),
     testHelpers: env.TEST_HELPERS === '1',
     logLevel: (env.LOG_LEVEL ?? 'info') as Config['logLevel'],
     authCacheSeconds: integer(env.AUTH_CACHE_SECONDS, 5),
@@ -136,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     smtpTimeoutMs: integer(env.SMTP_TIMEOUT_MS, 30_000),
     mailRatePerMinute: integer(env.MAIL_RATE_PER_MINUTE, 600),
     mailDelivery: onOff('MAIL_DELIVERY', env.MAIL_DELIVERY, true),
+    templateRenderBudgetMs: integer(env.TEMPLATE_RENDER_BUDGET_MS, 100),
     ...overrides,
   };
   for (const key of Object.keys(candidate) as (keyof Config)[]) {

@@ -11,7 +11,9 @@ import { pruneWebhookHistoryHandler, pruneWebhookHistorySchedule } from './webho
  * instance can run every kind of job. A family with new work adds its handlers here.
  */
 export function registerFamilyJobs(runner: JobRunner, deps: ServiceDeps): void {
-  runner.register(importJobHandler(deps.db, deps.clock, { concurrentBatches: deps.storeKind === 'postgres' ? 2 : 1, onRowsCommitted: (rows) => deps.metrics.countImportRows(rows) }));
+  // On the embedded store every statement runs on the event loop: batches of 500 rows (not 5,000)
+  // keep each transaction's share of the loop short, so other workspaces' requests interleave (issue 32).
+  runner.register(importJobHandler(deps.db, deps.clock, { concurrentBatches: deps.storeKind === 'postgres' ? 2 : 1, ...(deps.storeKind === 'postgres' ? {} : { batchSize: 500 }), onRowsCommitted: (rows) => deps.metrics.countImportRows(rows) }));
   runner.register(purgePeopleHandler(deps.db, deps.clock));
   runner.schedule(purgePeopleSchedule);
   runner.register(expireIncentivesHandler(deps.db, deps.clock, deps.providers));

@@ -7439,7 +7439,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The file is larger than 2 GiB. */
+            /** @description The file is larger than the instance's limit (IMPORT_MAX_BYTES, 256 MiB unless configured); the message names it. */
             413: {
                 headers: {
                     /** @description Requests allowed per window for this token. */

@@ -15,6 +15,8 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
   // The CSV body is handed to the route unread, so the file streams to storage instead of being
   // buffered whole (Fastify's body limit applies to parsers that read; the route counts bytes itself).
   const csvBodies = new WeakMap<FastifyRequest, Readable>();
+  const uploads = new Map<string, number>();
+  let uploadsInProcess = 0;
   app.addContentTypeParser('text/csv', (request, payload, done) => {
     csvBodies.set(request, payload);
     done(null);
@@ -26,7 +28,7 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
       // No Idempotency-Key: the CSV streams to storage unread by the hooks, so it cannot be
       // fingerprinted (src/http/idempotency/plugin.ts); the header is refused rather than ignored.
       config: { right: 'imports:write', idempotency: false },
-      bodyLimit: service.IMPORT_BYTES_MAX,
+      bodyLimit: deps.config.importMaxBytes,
       schema: {
         operationId: 'createImport',
         summary: 'Import people from a CSV file',
@@ -49,7 +51,7 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
               'workbook (.xlsx, .xls) rather than CSV. Or an invalid query parameter.',
           ),
           404: errorResponse('The population `populationId` does not exist.'),
-          413: errorResponse('The file is larger than 2 GiB.'),
+          413: errorResponse('The file is larger than the instance\'s limit (IMPORT_MAX_BYTES, 256 MiB unless configured); the message names it.'),
           415: errorResponse('The request body is not `text/csv`.'),
         },
       },
@@ -62,8 +64,28 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
         throw new ApiError('UNSUPPORTED_MEDIA_TYPE', [{ message: `Unsupported content type ${request.headers['content-type'] ?? ''}; send text/csv`.trim(), path: [] }]);
       }
       const length = Number(request.headers['content-length']);
-      if (Number.isFinite(length) && length > service.IMPORT_BYTES_MAX) throw new ApiError('PAYLOAD_TOO_LARGE', [{ message: 'The CSV file is larger than 2 GiB', path: [] }]);
-      return reply.code(202).send(await service.receiveImport(requestContext(deps, request), body, request.query.populationId));
+      const maxBytes = deps.config.importMaxBytes;
+      if (Number.isFinite(length) && length > maxBytes) throw service.tooLarge(maxBytes);
+      // Uploads received at once, per workspace and per process (issue 32): each one writes to the
+      // store as it arrives, and on the embedded store that work shares the event loop.
+      const workspaceId = requestContext(deps, request).workspaceId;
+      const ofWorkspace = uploads.get(workspaceId) ?? 0;
+      if (ofWorkspace >= deps.config.importUploadsPerWorkspace || uploadsInProcess >= deps.config.importUploadsPerProcess) {
+        reply.header('Retry-After', 10);
+        // The body is not read: the connection closes after the answer instead of draining it.
+        reply.header('Connection', 'close');
+        throw new ApiError('TOO_MANY_REQUESTS');
+      }
+      uploads.set(workspaceId, ofWorkspace + 1);
+      uploadsInProcess++;
+      try {
+        return reply.code(202).send(await service.receiveImport(requestContext(deps, request), body, request.query.populationId, maxBytes));
+      } finally {
+        uploadsInProcess--;
+        const left = (uploads.get(workspaceId) ?? 1) - 1;
+        if (left > 0) uploads.set(workspaceId, left);
+        else uploads.delete(workspaceId);
+      }
     },
   );
 

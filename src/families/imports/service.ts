@@ -13,8 +13,8 @@ import { formatCount, LineCounter, NotText, SpreadsheetFile, textPieces } from '
 import type { CallContext as SharedCallContext } from '../../context.js';
 
 export const IMPORT_QUEUE = 'people.import';
-/** The largest CSV file an import takes. */
-export const IMPORT_BYTES_MAX = 2 * 1024 ** 3;
+/** The largest CSV file an import takes by default (IMPORT_MAX_BYTES); issue 32: it was 2 GiB. */
+export const IMPORT_BYTES_MAX = 256 * 1024 ** 2;
 /** Stored chunks are about this size: big enough for few rows, small enough for short statements. */
 export const IMPORT_CHUNK_BYTES = 1024 * 1024;
 /**
@@ -27,7 +27,9 @@ const HEADER_BYTES_MAX = 64 * 1024;
 
 export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId'>;
 
-const tooLarge = () => new ApiError('PAYLOAD_TOO_LARGE', [{ message: `The CSV file is larger than ${IMPORT_BYTES_MAX} bytes`, path: [] }]);
+/** The 413 naming the limit: "The CSV file is larger than the limit of 268,435,456 bytes (the instance's IMPORT_MAX_BYTES)". */
+export const tooLarge = (maxBytes: number) =>
+  new ApiError('PAYLOAD_TOO_LARGE', [{ message: `The CSV file is larger than the limit of ${formatCount(maxBytes)} bytes (the instance's IMPORT_MAX_BYTES)`, path: [] }]);
 
 const saveAs = 'Save it from the spreadsheet program as "CSV UTF-8" (comma, semicolon or tab separated) and upload that file.';
 
@@ -97,7 +99,7 @@ function headerCells(line: Buffer, known: ReadonlySet<string>): { header: string
  * its job in one transaction. Anything that goes wrong before that (bytes that are not text, say)
  * deletes what was stored: the client never saw the import's id, and nothing changed.
  */
-export async function receiveImport(context: CallContext, body: Readable, populationId: string | undefined) {
+export async function receiveImport(context: CallContext, body: Readable, populationId: string | undefined, maxBytes = IMPORT_BYTES_MAX) {
   const { db, workspaceId } = context;
   if (populationId !== undefined) {
     const population = await db.selectFrom('populations').select('population_id').where('workspace_id', '=', workspaceId).where('population_id', '=', populationId).executeTakeFirst();
@@ -126,7 +128,7 @@ export async function receiveImport(context: CallContext, body: Readable, popula
     // Chunks are exactly IMPORT_CHUNK_BYTES (the last one less), however the body arrives.
     const take = async (piece: Buffer) => {
       total += piece.length;
-      if (total > IMPORT_BYTES_MAX) throw tooLarge();
+      if (total > maxBytes) throw tooLarge(maxBytes);
       for (let at = 0; at < piece.length; ) {
         const copied = piece.copy(chunk, filled, at);
         filled += copied;

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { searchPageWeight } from '../../http/heavy-work.js';
 import { requestContext, type ServiceDeps } from '../../context.js';
 import { maskingNote } from '../../http/masking.js';
 import { errorResponse, PageInfo } from '../../http/schemas.js';
@@ -37,7 +38,7 @@ export const incentivesSearchRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDe
     '/incentives/search',
     {
       ...presentedAnswers(app),
-      config: { right: 'incentives:read' },
+      config: { right: 'incentives:read', heavyWeight: searchPageWeight },
       preValidation: async (request) => {
         request.body ??= {};
       },

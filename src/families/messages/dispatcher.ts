@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import type { Template } from 'liquidjs';
 import { type Clock, jitteredDelaySeconds, plusSeconds } from '../../clock.js';
 import type { DB } from '../../db/schema.js';
 import { ApiError } from '../../http/errors.js';
@@ -203,13 +202,14 @@ export class MailDispatcher {
     if (!parsed) {
       if (this.parsed.size >= 100) this.parsed.clear();
       parsed = (async () => {
-        const subject = await parseTemplate('subject', message.template_subject!);
+        // Checked again (a template saved before a rule was added); the worker renders the sources.
+        await parseTemplate('subject', message.template_subject!);
         const textBody = await parseTemplate('textBody', message.template_text!);
         const htmlBody = message.template_html === null ? null : await parseTemplate('htmlBody', message.template_html);
         return {
-          subject: subject.parsed,
-          textBody: textBody.parsed,
-          htmlBody: htmlBody?.parsed ?? null,
+          subject: message.template_subject!,
+          textBody: message.template_text!,
+          htmlBody: htmlBody === null ? null : message.template_html,
           textHasLink: textBody.variables.has('links.unsubscribe'),
           htmlHasLink: htmlBody?.variables.has('links.unsubscribe') ?? false,
         };
@@ -231,20 +231,21 @@ export class MailDispatcher {
       links: { screener: '', scheduling: '', unsubscribe },
     };
     // Every message carries its unsubscribe link in the body too: a template that does not place it gets it as a last line.
-    const text = await renderTemplate('textBody', templates.textBody, values);
-    const html = templates.htmlBody === null ? null : await renderTemplate('htmlBody', templates.htmlBody, values);
+    const text = await renderTemplate('textBody', templates.textBody, values, message.workspace_id);
+    const html = templates.htmlBody === null ? null : await renderTemplate('htmlBody', templates.htmlBody, values, message.workspace_id);
     return {
-      subject: await renderTemplate('subject', templates.subject, values),
+      subject: await renderTemplate('subject', templates.subject, values, message.workspace_id),
       text: templates.textHasLink ? text : `${text}\n\n--\nUnsubscribe: ${unsubscribe}\n`,
       html: html === null || templates.htmlHasLink ? html : `${html}\n<p style="font-size:small"><a href="${escapeAttribute(unsubscribe)}">Unsubscribe</a></p>`,
     };
   }
 }
 
+/** A template's sources once checked (the render worker parses and caches them). */
 interface ParsedTemplate {
-  subject: Template[];
-  textBody: Template[];
-  htmlBody: Template[] | null;
+  subject: string;
+  textBody: string;
+  htmlBody: string | null;
   textHasLink: boolean;
   htmlHasLink: boolean;
 }

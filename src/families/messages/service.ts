@@ -7,7 +7,7 @@ import { findStudy } from '../studies/queries.js';
 import * as queries from './queries.js';
 import type { MessageTemplateRow } from './queries.js';
 import { type CreateMessageTemplateBody, type MessageTemplate, PLACEHOLDER_LINK_BASE, type PreviewBody, type UpdateMessageTemplateBody } from './schemas.js';
-import { parseTemplate, renderTemplate, type TemplateField, type TemplateValues, type VariableName } from './template-language.js';
+import { checkTemplate, parseTemplate, renderTemplate, type TemplateField, type TemplateValues, type VariableName } from './template-language.js';
 
 export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'canReadPersonalData'>;
 
@@ -24,18 +24,20 @@ function present(row: Pick<MessageTemplateRow, 'template_id' | 'name' | 'subject
 }
 
 /**
- * Parses every field given (subject, text body, HTML body, in that order): the first fault is the
- * 400. A key without the personal-data right may not write a field that reads the person's values
- * (`person.*`): a template is a program over them, and could carry them where the key can see
- * them (a link or an image address of its own server: `<img src="https://…/?e={{ person.email }}">`,
- * or an error or status that depends on them). Fields that read no personal value it may write.
+ * Parses every field given (subject, text body, HTML body, in that order) and renders it with the
+ * catalogue's examples within the render budget: the first fault is the 400. A key without the
+ * personal-data right may not write a field that reads the person's values (`person.*`): a
+ * template is a program over them, and could carry them where the key can see them (a link or an
+ * image address of its own server: `<img src="https://…/?e={{ person.email }}">`, or an error or
+ * status that depends on them). Fields that read no personal value it may write.
  */
-async function checkSources(context: Pick<CallContext, 'canReadPersonalData'>, sources: Partial<Record<TemplateField, string | null>>): Promise<void> {
+async function checkSources(context: Pick<CallContext, 'canReadPersonalData' | 'workspaceId'>, sources: Partial<Record<TemplateField, string | null>>): Promise<void> {
   for (const field of ['subject', 'textBody', 'htmlBody'] as const) {
     const source = sources[field];
     if (typeof source !== 'string') continue;
     const { variables } = await parseTemplate(field, source);
     if (!context.canReadPersonalData && [...variables].some(readsPersonalData)) throw personalDataRequired(`A template whose ${field} reads the person's values`);
+    await checkTemplate(field, source, context.workspaceId);
   }
 }
 
@@ -128,9 +130,9 @@ export async function previewTemplate(context: CallContext, templateId: string, 
   };
   const used = new Set<VariableName>();
   const render = async (field: TemplateField, source: string) => {
-    const { parsed, variables } = await parseTemplate(field, source);
+    const { variables } = await parseTemplate(field, source);
     for (const variable of variables) used.add(variable);
-    return renderTemplate(field, parsed, values);
+    return renderTemplate(field, source, values, context.workspaceId);
   };
   const subject = await render('subject', template.subject);
   const textBody = await render('textBody', template.text_body);

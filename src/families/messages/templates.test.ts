@@ -79,6 +79,23 @@ describe('POST /message-templates', () => {
     expect((await list(tenant)).total).toBe(0);
   });
 
+  // Issue 32: nested loops passed every check on save, and each render then held the event loop for a second.
+  it.each([
+    ['textBody', 'nested loops (allocation)', '{% for i in (1..1000) %}{% for j in (1..1000) %}x{% endfor %}{% endfor %}'],
+    ['htmlBody', 'a long loop (time)', '{% for i in (1..400000) %}{{ i | plus: 1 | append: "," }}{% endfor %}'],
+  ])('refuses in %s a template over the render budget, %s, with a 400 naming the field and the budget; nothing saved, a later edit too', async (field, _kind, source) => {
+    const tenant = await createTenant(service);
+    const response = await call(service, 'POST', '/message-templates', { token: tenant.token, body: { ...invitation, [field]: source } });
+    expect(response.statusCode, response.body).toBe(400);
+    expect(response.json()).toEqual({ errors: [{ message: expect.stringMatching(new RegExp(`^${field} exceeds the render budget: .* at most 50 ms and 500,000 characters allocated`)), path: [field] }] });
+    expect((await list(tenant)).total).toBe(0);
+    const created = await call(service, 'POST', '/message-templates', { token: tenant.token, body: invitation });
+    const templateId = created.json<{ templateId: string }>().templateId;
+    const edit = await call(service, 'PATCH', `/message-templates/${templateId}`, { token: tenant.token, body: { [field]: source } });
+    expect(edit.statusCode, edit.body).toBe(400);
+    expect(edit.json<{ errors: { path: string[] }[] }>().errors[0]!.path).toEqual([field]);
+  });
+
   it('refuses a body without textBody', async () => {
     const tenant = await createTenant(service);
     const { textBody: _text, ...rest } = invitation;

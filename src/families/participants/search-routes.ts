@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { searchPageWeight } from '../../http/heavy-work.js';
 import { requestContext, type ServiceDeps } from '../../context.js';
 import { maskingNote } from '../../http/masking.js';
 import { errorResponse, PageInfo } from '../../http/schemas.js';
@@ -36,7 +37,7 @@ export const participantsSearchRoutes: FastifyPluginAsyncTypebox<{ deps: Service
     '/studies/:studyId/participants/search',
     {
       ...presentedAnswers(app),
-      config: { right: 'participants:read' },
+      config: { right: 'participants:read', heavyWeight: searchPageWeight },
       // The body is optional as a whole: a bare POST reads the first page of every participant.
       preValidation: async (request) => {
         request.body ??= {};

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { searchPageWeight } from '../../http/heavy-work.js';
 import { requestContext, type ServiceDeps } from '../../context.js';
 import { maskingNote } from '../../http/masking.js';
 import { errorResponse } from '../../http/schemas.js';
@@ -32,7 +33,7 @@ export const peopleSearchRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }
     '/people/search',
     {
       ...presentedAnswers(app),
-      config: { right: 'people:read' },
+      config: { right: 'people:read', heavyWeight: searchPageWeight },
       // The body is optional as a whole: a bare POST searches everyone, first page.
       preValidation: async (request) => {
         request.body ??= {};

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { searchPageWeight } from '../../http/heavy-work.js';
 import { requestContext, type ServiceDeps } from '../../context.js';
 import { errorResponse, PageInfo } from '../../http/schemas.js';
 import { MAX_FILTERS, MAX_GROUP_LEVEL, searchBody } from '../../search/schemas.js';
@@ -40,7 +41,7 @@ export const submissionsSearchRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceD
     '/signups/:signupFormId/submissions/search',
     {
       ...presentedAnswers(app),
-      config: { right: 'signups:read' },
+      config: { right: 'signups:read', heavyWeight: searchPageWeight },
       preValidation: async (request) => {
         request.body ??= {};
       },
