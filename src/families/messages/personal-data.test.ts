@@ -53,11 +53,16 @@ describe('render and delivery errors shown through the API', () => {
   it("say the same fixed text for every recipient: a template whose failing line depends on a character of the email tells nothing, to a key with or without the personal-data right", async () => {
     const tenant = await createTenant(service);
     const blind = (await tenant.tokenFor('SUPER_ADMIN', { canReadPersonalData: false })).token;
-    // The failing loop's line is 3 when the email contains "zed", 1 otherwise: the assessment's oracle.
+    // The assessment's oracle: a render that fails on line 3 when the email contains "zed" and on
+    // line 1 otherwise. Only the recipients' emails (on example.test) reach the long loops: the
+    // catalogue's example (ada@example.org), which saving renders within the budget, does not.
+    const longLoop = '{% for i in (1..100000000) %}{{ i }}{% endfor %}';
     const templateId = await createTemplate(service, tenant, {
       name: 'Oracle',
       subject: 'Hello',
-      textBody: '{% if person.email contains "zed" %}\n\n{% endif %}{% for i in (1..100000000) %}{{ i }}{% endfor %}',
+      textBody:
+        `{% unless person.email contains "zed" %}{% if person.email contains "example.test" %}${longLoop}{% endif %}{% endunless %}\n\n` +
+        `{% if person.email contains "zed" %}${longLoop}{% endif %}`,
     });
     const withZed = `zed.${suffix()}@example.test`;
     const without = `ann.${suffix()}@example.test`;
