@@ -29,6 +29,7 @@ import * as participantPersonNo from './20261201000000_participant_person_no.js'
 import * as walksHoldPersonNo from './20261202000000_walks_hold_person_no.js';
 import * as trigramIndexEmbeddedOnly from './20261203000000_trigram_index_embedded_only.js';
 import * as importFileFormat from './20261204000000_import_file_format.js';
+import * as signupFormConsent from './20261205000000_signup_form_consent.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
 export const migrations: Record<string, Migration> = {
@@ -62,4 +63,5 @@ export const migrations: Record<string, Migration> = {
   '20261202000000_walks_hold_person_no': walksHoldPersonNo,
   '20261203000000_trigram_index_embedded_only': trigramIndexEmbeddedOnly,
   '20261204000000_import_file_format': importFileFormat,
+  '20261205000000_signup_form_consent': signupFormConsent,
 };
