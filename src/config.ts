@@ -13,6 +13,11 @@ const ConfigSchema = Type.Object({
   /** Submissions of public signup forms per client address per rate-limit window. */
   signupRateLimitMax: Type.Integer({ minimum: 1 }),
   testHelpers: Type.Boolean(),
+  /**
+   * The operator's token for the test helpers that act beyond one workspace (the service's clock,
+   * and running every workspace's due work): no workspace token reaches those. Unset: nobody does.
+   */
+  testHelpersToken: Type.Optional(Type.String({ minLength: 32, maxLength: 256, pattern: '^[!-~]+$' })),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level))),
   authCacheSeconds: Type.Integer({ minimum: 0 }),
   publicUrl: Type.Optional(Type.String()),
@@ -103,6 +108,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     rateLimitWindowSeconds: integer(env.RATE_LIMIT_WINDOW_SECONDS, 60),
     signupRateLimitMax: integer(env.SIGNUP_RATE_LIMIT_MAX, 30),
     testHelpers: env.TEST_HELPERS === '1',
+    testHelpersToken: blankToUndefined(env.TEST_HELPERS_TOKEN),
     logLevel: (env.LOG_LEVEL ?? 'info') as Config['logLevel'],
     authCacheSeconds: integer(env.AUTH_CACHE_SECONDS, 5),
     publicUrl: blankToUndefined(env.PUBLIC_URL),
