@@ -91,7 +91,7 @@ describe("the other helpers, held to the caller's workspace", () => {
     const { participantId } = await createParticipant(service, theirs);
     const { incentiveId } = await sendIncentive(service, theirs, participantId, { type: 'MONEY_OR_GIFT_CARD', amountCents: 500 });
     await setClock(service, '2031-06-01T00:00:00.000Z');
-    for (const query of [{}, { workspaceId: mine.workspaceId }]) {
+    for (const query of [{}, { workspaceId: mine.workspaceId }] as Record<string, string>[]) {
       const run = await callTestHelper(service, 'POST', '/jobs/run', { token: mine.token, query });
       expect(run.statusCode, run.body).toBe(200);
     }
