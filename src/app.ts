@@ -134,7 +134,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
     tenantDb: config.rowLevelSecurity ? database.forTenant : () => database.db,
     storeKind: database.kind,
     clock,
-    cursors: new CursorCodec(await loadCursorSecret(database.db)),
+    cursors: new CursorCodec(await loadCursorSecret(database.db, config.secretsKey)),
     principals: new PrincipalCache(config.authCacheSeconds),
     limiter,
     providers: options.providers ?? new IncentiveProviders(config.incentiveProvider),
