@@ -141,7 +141,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
     tenantDb: config.rowLevelSecurity ? database.forTenant : () => database.db,
     storeKind: database.kind,
     clock,
-    cursors: new CursorCodec(await loadCursorSecret(database.db)),
+    cursors: new CursorCodec(await loadCursorSecret(database.db, config.secretsKey)),
     principals: new PrincipalCache(config.authCacheSeconds),
     limiter,
     providers: options.providers ?? new IncentiveProviders(config.incentiveProvider),
@@ -198,7 +198,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installErrorHandling(app);
   for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
-  installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter });
+  installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter, operatorToken: config.testHelpers ? config.testHelpersToken : undefined });
   const heavyWork = new WorkspaceWorkLimiter({ capacity: config.searchWeightPerWorkspace, queueMax: config.searchQueuePerWorkspace, waitMs: config.searchWaitMs });
   installHeavyWorkLimits(app, heavyWork, (request) => request.principal?.workspaceId);
   installIdempotency(app, { dbFor: deps.tenantDb, leaseSeconds: options.idempotencyLeaseSeconds });

@@ -169,6 +169,40 @@ describe(`admin CLI (${storeKind} store)`, { timeout: 180_000 }, () => {
     });
   });
 
+  it('token list and token revoke: one token answers 401 from then on, the user\'s others keep working (issue 32, item 7)', async () => {
+    const first = outputOf<{ token: string; tokenId: string }>(await runCli(['token', 'create', '--user', observerId]));
+    const second = outputOf<{ token: string; tokenId: string }>(await runCli(['token', 'create', '--user', observerId, '--no-pii']));
+    expect(first.tokenId).toMatch(/^tok_/);
+    const listed = outputOf<{ tokens: Record<string, unknown>[] }>(await runCli(['token', 'list', '--user', observerId]));
+    expect(listed.tokens).toEqual([
+      { tokenId: first.tokenId, workspaceId: workspace.workspaceId, userId: observerId, canReadPersonalData: true, canReadScreeners: true, createdAt: expect.any(String), revokedAt: null },
+      { tokenId: second.tokenId, workspaceId: workspace.workspaceId, userId: observerId, canReadPersonalData: false, canReadScreeners: true, createdAt: expect.any(String), revokedAt: null },
+    ]);
+    // Neither a token nor its digest is ever listed.
+    expect(JSON.stringify(listed)).not.toContain(first.token.slice(-20));
+    expect(JSON.stringify(listed)).not.toMatch(/[0-9a-f]{64}/);
+
+    const revoked = outputOf<{ tokenId: string; userId: string; revokedAt: string }>(await runCli(['token', 'revoke', '--token-id', first.tokenId]));
+    expect(revoked).toEqual({ tokenId: first.tokenId, userId: observerId, revokedAt: expect.any(String) });
+    await withService(async (service) => {
+      const refused = await call(service, 'GET', '/me', { token: first.token });
+      expect(refused.statusCode).toBe(401);
+      expect(refused.body).toBe('Unauthorized');
+      expect((await call(service, 'GET', '/me', { token: second.token })).statusCode).toBe(200);
+    });
+    // Again: nothing changes, and it says when. By the token itself: the second one.
+    expect(outputOf(await runCli(['token', 'revoke', '--token-id', first.tokenId]))).toEqual(revoked);
+    expect(outputOf<{ tokenId: string }>(await runCli(['token', 'revoke', '--token', second.token])).tokenId).toBe(second.tokenId);
+    const after = outputOf<{ tokens: { tokenId: string; revokedAt: string | null }[] }>(await runCli(['token', 'list', '--workspace', workspace.workspaceId]));
+    expect(after.tokens.filter((token) => token.revokedAt !== null).map((token) => token.tokenId).sort()).toEqual([first.tokenId, second.tokenId].sort());
+    await withService(async (service) => {
+      expect((await call(service, 'GET', '/me', { token: second.token })).statusCode).toBe(401);
+      expect((await call(service, 'GET', '/me', { token: workspace.token })).statusCode).toBe(200);
+    });
+    expectRefused(await runCli(['token', 'revoke', '--token-id', 'tok_unknown']), /Token tok_unknown not found/);
+    expectRefused(await runCli(['token', 'revoke']), /--token-id T or --token/);
+  });
+
   if (storeKind === 'embedded') {
     it('refuses to open a DATA_DIR that a running server holds, with a clear message, and leaves it intact', async () => {
       await withService(async () => {

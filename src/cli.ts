@@ -12,6 +12,8 @@ const usage = `Usage: npm run --silent cli -- COMMAND [options] [--json]
   user create --workspace W --email E --role ROLE [--full-name F] [--seat SEAT] [--team NAME]...
   user deactivate --user U                  the user's tokens stop working (401)
   token create --user U [--no-pii] [--no-screeners]
+  token list --user U | --workspace W      the tokens (ids, rights, created, revoked), never the tokens
+  token revoke --token-id T | --token rk_…  that one token answers 401 from then on
   seed --demo                               a workspace full of demo data
 
 Each command prints one JSON object on stdout. Storage: DATABASE_URL, or DATA_DIR (embedded).`;
@@ -39,6 +41,8 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
       seat: { type: 'string' },
       team: { type: 'string', multiple: true },
       user: { type: 'string' },
+      'token-id': { type: 'string' },
+      token: { type: 'string' },
       'no-pii': { type: 'boolean' },
       'no-screeners': { type: 'boolean' },
       demo: { type: 'boolean' },
@@ -94,8 +98,30 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
       const { createToken, findUserWorkspace } = await workspaces();
       const workspaceId = await findUserWorkspace(db, userId);
       if (!workspaceId) throw new AdminError(`User ${userId} not found`);
-      const { token } = await createToken(db, workspaceId, userId, { canReadPersonalData: !values['no-pii'], canReadScreeners: !values['no-screeners'] });
-      return { token };
+      const { token, tokenId } = await createToken(db, workspaceId, userId, { canReadPersonalData: !values['no-pii'], canReadScreeners: !values['no-screeners'] });
+      return { token, tokenId };
+    }
+    case 'token list': {
+      const user = values.user;
+      const workspace = values.workspace;
+      if ((user === undefined) === (workspace === undefined)) throw new UsageError('token list needs --user U or --workspace W (one of them)');
+      const { db } = await database();
+      const { findUserWorkspace, listTokens } = await workspaces();
+      if (user !== undefined) {
+        if (!(await findUserWorkspace(db, user))) throw new AdminError(`User ${user} not found`);
+        return { tokens: await listTokens(db, { userId: user }) };
+      }
+      const known = await db.selectFrom('workspaces').where('workspace_id', '=', workspace!).select('workspace_id').executeTakeFirst();
+      if (!known) throw new AdminError(`Workspace ${workspace} not found`);
+      return { tokens: await listTokens(db, { workspaceId: workspace! }) };
+    }
+    case 'token revoke': {
+      const tokenId = values['token-id'];
+      const token = values.token;
+      if ((tokenId === undefined) === (token === undefined)) throw new UsageError('token revoke needs --token-id T or --token rk_… (one of them)');
+      const { db } = await database();
+      const { revokeToken } = await workspaces();
+      return revokeToken(db, tokenId !== undefined ? { tokenId } : { token: token! });
     }
     case 'seed': {
       if (!values.demo) throw new UsageError('seed needs --demo');

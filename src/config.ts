@@ -25,6 +25,11 @@ const ConfigSchema = Type.Object({
   importUploadsPerWorkspace: Type.Integer({ minimum: 1 }),
   importUploadsPerProcess: Type.Integer({ minimum: 1 }),
   testHelpers: Type.Boolean(),
+  /**
+   * The operator's token for the test helpers that act beyond one workspace (the service's clock,
+   * and running every workspace's due work): no workspace token reaches those. Unset: nobody does.
+   */
+  testHelpersToken: Type.Optional(Type.String({ minLength: 32, maxLength: 256, pattern: '^[!-~]+$' })),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level))),
   authCacheSeconds: Type.Integer({ minimum: 0 }),
   publicUrl: Type.Optional(Type.String()),
@@ -126,6 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     importUploadsPerWorkspace: integer(env.IMPORT_UPLOADS_PER_WORKSPACE, 1),
     importUploadsPerProcess: integer(env.IMPORT_UPLOADS_PER_PROCESS, 2),
     testHelpers: env.TEST_HELPERS === '1',
+    testHelpersToken: blankToUndefined(env.TEST_HELPERS_TOKEN),
     logLevel: (env.LOG_LEVEL ?? 'info') as Config['logLevel'],
     authCacheSeconds: integer(env.AUTH_CACHE_SECONDS, 5),
     publicUrl: blankToUndefined(env.PUBLIC_URL),

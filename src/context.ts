@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
-import type { DB } from './db/schema.js';
+import type { DB, UserRole } from './db/schema.js';
 import type { StoreKind } from './db/database.js';
 import type { FastifyRequest } from 'fastify';
 import { type Principal, type PrincipalCache, principalOf } from './http/auth.js';
@@ -43,6 +43,8 @@ export interface CallContext {
   clock: Clock;
   workspaceId: string;
   userId: string;
+  /** The caller's role: what a rule that depends on the caller's rights reads (the consent writer). */
+  role: UserRole;
   canReadPersonalData: boolean;
   canReadScreeners: boolean;
   counts?: SearchCounts | undefined;
@@ -56,6 +58,7 @@ export function callContext(deps: ServiceDeps, principal: Principal): CallContex
     clock: deps.clock,
     workspaceId: principal.workspaceId,
     userId: principal.userId,
+    role: principal.role,
     canReadPersonalData: principal.canReadPersonalData,
     canReadScreeners: principal.canReadScreeners,
     counts: deps.counts,

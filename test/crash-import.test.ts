@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { storeKind } from './harness.js';
+import { operatorToken, storeKind } from './harness.js';
 import { type RunningServer, startServer } from './processes.js';
 import { apiOf, type CrashStorage, createCrashStorage, createWorkspaceWithCli, killHard, stopGracefully, until } from './crash-support.js';
 import type { ImportResponse } from '../src/families/imports/test-support.js';
@@ -63,7 +63,7 @@ describe(`kill -9 of the server mid-import, then a restart (${storeKind} store)`
   const servers: RunningServer[] = [];
   // Jobs polled often, so the import starts at once; the test helpers move the clock past the
   // killed run's lease (60 s by the service's clock) instead of waiting for it in real time.
-  const serverEnv = () => ({ ...storage.env, TEST_HELPERS: '1', JOBS: 'on', JOB_POLL_SECONDS: '0.2', RATE_LIMIT_MAX: '100000' });
+  const serverEnv = () => ({ ...storage.env, TEST_HELPERS: '1', TEST_HELPERS_TOKEN: operatorToken, JOBS: 'on', JOB_POLL_SECONDS: '0.2', RATE_LIMIT_MAX: '100000' });
 
   beforeAll(async () => {
     storage = await createCrashStorage('recruit-ops-crash-import');
@@ -123,7 +123,8 @@ describe(`kill -9 of the server mid-import, then a restart (${storeKind} store)`
     expect(afterRestart.status).toBe('RUNNING');
     expect(afterRestart.rowsTotal).toBeGreaterThanOrEqual(committedBeforeKill);
     expect(afterRestart.rowsTotal).toBeLessThan(ROWS);
-    const moved = await api('POST', '/test-helpers/clock', { body: { now: new Date(Date.now() + 5 * 60_000).toISOString() } });
+    // The clock is the operator's (TEST_HELPERS_TOKEN), no workspace token's.
+    const moved = await apiOf(second, operatorToken)('POST', '/test-helpers/clock', { body: { now: new Date(Date.now() + 5 * 60_000).toISOString() } });
     expect(moved.status, moved.text).toBe(200);
 
     let finished: ImportResponse | undefined;

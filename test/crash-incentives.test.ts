@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { storeKind } from './harness.js';
+import { operatorToken, storeKind } from './harness.js';
 import { FakeProvider } from './http-provider.js';
 import { type RunningServer, startServer } from './processes.js';
 import { apiOf, type CrashStorage, createCrashStorage, createWorkspaceWithCli, killHard, stopGracefully, until } from './crash-support.js';
@@ -32,7 +32,7 @@ describe(`kill -9 of the server mid-incentive-order, then a restart (${storeKind
   let provider: FakeProvider;
   let workspace: { workspaceId: string; token: string };
   const servers: RunningServer[] = [];
-  const serverEnv = () => ({ ...storage.env, TEST_PROVIDER_URL: provider.url, TEST_HELPERS: '1', JOBS: 'on', JOB_POLL_SECONDS: '0.2', RATE_LIMIT_MAX: '100000' });
+  const serverEnv = () => ({ ...storage.env, TEST_PROVIDER_URL: provider.url, TEST_HELPERS: '1', TEST_HELPERS_TOKEN: operatorToken, JOBS: 'on', JOB_POLL_SECONDS: '0.2', RATE_LIMIT_MAX: '100000' });
   const start = async () => {
     const server = await startServer(serverEnv(), 'warn', 'test/server-with-http-provider.ts');
     servers.push(server);
@@ -93,7 +93,8 @@ describe(`kill -9 of the server mid-incentive-order, then a restart (${storeKind
     const second = await start();
     api = apiOf(second, workspace.token);
     // Past the first retry of the provider work (30 s after sending), by the service's clock.
-    const moved = await api('POST', '/test-helpers/clock', { body: { now: new Date(Date.now() + 10 * 60_000).toISOString() } });
+    // The clock is the operator's (TEST_HELPERS_TOKEN), no workspace token's.
+    const moved = await apiOf(second, operatorToken)('POST', '/test-helpers/clock', { body: { now: new Date(Date.now() + 10 * 60_000).toISOString() } });
     expect(moved.status, moved.text).toBe(200);
 
     // The restarted server's background work orders the unconfirmed ones again.

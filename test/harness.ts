@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { readFileSync } from 'node:fs';
 import { inject } from 'vitest';
@@ -35,7 +36,7 @@ export interface TestService extends Service {
 export async function startTestService(overrides: Partial<Config> = {}, options: Partial<BuildOptions> = {}): Promise<TestService> {
   const config = loadConfig(
     { ...process.env, DATABASE_URL: testDatabaseUrl ?? '', REDIS_URL: '', LOG_LEVEL: 'silent', JOBS: 'off', WEBHOOK_DELIVERY: 'off', MAIL_DELIVERY: 'off' },
-    { testHelpers: true, rateLimitMax: 100_000, signupRateLimitMax: 100_000, openapiRateLimitMax: 100_000, ...overrides },
+    { testHelpers: true, testHelpersToken: operatorToken, rateLimitMax: 100_000, signupRateLimitMax: 100_000, openapiRateLimitMax: 100_000, ...overrides },
   );
   const owned = options.database === undefined;
   const database = options.database ?? (await openTestDatabase());
@@ -114,9 +115,15 @@ export function superAdminToken(service: Service): Promise<string> {
 }
 
 /**
- * One request to a test-helper route (`path` below /v1/test-helpers), with a SUPER_ADMIN token:
- * `options.token` when given (a tenant's own SUPER_ADMIN token), else superAdminToken(service).
+ * The operator token of the test services (TEST_HELPERS_TOKEN): the clock and every workspace's
+ * due work answer it alone, no workspace token.
+ */
+export const operatorToken = `operator-${randomBytes(24).toString('base64url')}`;
+
+/**
+ * One request to a test-helper route (`path` below /v1/test-helpers): with `options.token` when
+ * given (a tenant's own SUPER_ADMIN token, held to its workspace), else the operator token.
  */
 export async function callTestHelper(service: Service, method: string, path: string, options: CallOptions = {}): Promise<LightMyRequestResponse> {
-  return call(service, method, `/test-helpers${path}`, { ...options, token: options.token ?? (await superAdminToken(service)) });
+  return call(service, method, `/test-helpers${path}`, { ...options, token: options.token ?? operatorToken });
 }

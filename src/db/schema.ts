@@ -523,6 +523,8 @@ export interface SignupFormsTable {
   signup_form_id: string;
   name: string;
   population_id: string;
+  /** The consent form the signup form presents; null when it presents none. */
+  consent_form_id: string | null;
   created_by_user_id: string;
   created_at: Timestamp;
 }

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { UserRole } from '../db/schema.js';
@@ -40,6 +41,16 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     right?: Right;
     public?: boolean;
+    /**
+     * The operator token (TEST_HELPERS_TOKEN) is accepted here: `only`, it alone (no workspace
+     * token reaches the route: 401 without a credential, 403 with any other); `also`, besides a
+     * workspace token holding `right`. The request is then marked `operator`.
+     */
+    operator?: 'only' | 'also';
+  }
+  interface FastifyRequest {
+    /** The request carries the operator token (only on routes with `config.operator`). */
+    operator?: boolean;
   }
 }
 
@@ -137,7 +148,8 @@ export function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDeci
  * (the token's, or the client address's for a bad token, so guessing tokens is slow), then
  * check the route's declared right.
  */
-export function installAuthentication(app: FastifyInstance, deps: { findTokenOwner: TokenLookup; cache: PrincipalCache; limiter: RateLimiter }) {
+export function installAuthentication(app: FastifyInstance, deps: { findTokenOwner: TokenLookup; cache: PrincipalCache; limiter: RateLimiter; operatorToken?: string | undefined }) {
+  const operatorDigest = deps.operatorToken === undefined ? undefined : createHash('sha256').update(deps.operatorToken).digest();
   const refuseTooMany = (reply: FastifyReply, decision: RateLimitDecision) => {
     setRateLimitHeaders(reply, decision);
     reply.header('Retry-After', decision.retryAfterSeconds);
@@ -145,11 +157,26 @@ export function installAuthentication(app: FastifyInstance, deps: { findTokenOwn
   };
 
   app.decorateRequest('principal', undefined);
+  app.decorateRequest('operator', false);
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     // Unknown paths reach the not-found handler with no route options: nothing to guard.
     if (!request.routeOptions.url) return;
     const config = request.routeOptions.config;
     if (config.public) return;
+    if (config.operator) {
+      const authorization = request.headers.authorization;
+      if (operatorDigest !== undefined && presentsBearer(authorization, operatorDigest)) {
+        request.operator = true;
+        return;
+      }
+      if (config.operator === 'only') {
+        // Not a lookup of workspace tokens: whatever else is presented, it is not the operator's.
+        const refusal = await deps.limiter.consume(`address:${request.ip}`);
+        if (!refusal.allowed) return refuseTooMany(reply, refusal);
+        setRateLimitHeaders(reply, refusal);
+        return sendError(reply, new ApiError(authorization ? 'FORBIDDEN' : 'UNAUTHORIZED'));
+      }
+    }
     // Fail closed: a route that declares neither a right nor `public` serves nobody.
     const right = config.right;
     if (!right) return sendError(reply, new ApiError('FORBIDDEN'));
@@ -169,6 +196,13 @@ export function installAuthentication(app: FastifyInstance, deps: { findTokenOwn
     if (!roleHasRight(principal.role, right)) return sendError(reply, forbidden(right));
     request.principal = principal;
   });
+}
+
+/** Whether the Authorization header carries `Bearer <token>` with this token's SHA-256, compared in constant time over fixed-length digests. */
+function presentsBearer(authorization: string | undefined, expectedDigest: Buffer): boolean {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  const given = createHash('sha256').update(match?.[1] ?? '').digest();
+  return timingSafeEqual(given, expectedDigest) && match !== null;
 }
 
 /** The principal of an authenticated route; a route without a right has none. */

@@ -103,7 +103,7 @@ export async function seedDemo(db: Kysely<DB>, clock: Clock, providers: Incentiv
   const contactablePersonIds = contactable.map((person) => person.personId);
   const timing = { now: clock.now(), groupSessionAt: groupSessionTiming(clock.now()).sessionAt };
 
-  const context: studies.CallContext = { db, clock, workspaceId, userId: users.RESEARCHER!, canReadScreeners: true, canReadPersonalData: true };
+  const context: studies.CallContext & { role: UserRole } = { db, clock, workspaceId, userId: users.RESEARCHER!, role: 'RESEARCHER', canReadScreeners: true, canReadPersonalData: true };
   const studyIds: string[] = [];
   const demoParticipants: DemoParticipant[] = [];
   for (const studyType of studyTypes) {

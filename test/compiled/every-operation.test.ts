@@ -160,7 +160,7 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     unwrap(await api.PATCH('/segments/{segmentId}', { ...segmentPath, body: { description: 'People over 30' } }));
 
     // A study: screener, plan, template, launch, pause, launch again.
-    const study = unwrap(await api.POST('/studies', { body: { studyType: 'INTERVIEWS', recruitmentStrategy: 'IN_SERVICE', studyPlan: { name: 'Compiled interviews', participationLimit: 10 } } }));
+    const study = unwrap(await api.POST('/studies', { body: { studyType: 'INTERVIEWS', recruitmentStrategy: 'IN_SERVICE', studyPlan: { name: 'Compiled interviews', participationLimit: 10, consentFormId: 'consent-v1' } } }));
     const studyPath = { params: { path: { studyId: study.studyId } } };
     unwrap(await api.PUT('/studies/{studyId}/screener', { ...studyPath, body: { questions: [{ name: 'How often do you shop online?', type: 'SHORT_FORM', isRequired: true }] } }));
     unwrap(await api.DELETE('/studies/{studyId}/screener', studyPath));

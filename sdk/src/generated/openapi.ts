@@ -2704,6 +2704,7 @@ export interface components {
          *       "signupFormId": "sgf_wsp_01JD00000000000000000000AB_01JD0000000000000000000042",
          *       "name": "Join our research panel",
          *       "populationId": "pop_01JD0000000000000000000000",
+         *       "consentFormId": "consent-2026-v2",
          *       "createdAt": "2026-11-22T10:00:00.000Z"
          *     }
          */
@@ -2713,6 +2714,8 @@ export interface components {
             name: string;
             /** @description The population every person who sends the form joins. */
             populationId: string;
+            /** @description The consent form the signup form presents: the only one a public submission may record a consent to. Null: it presents none, and a submission naming one is a 400. */
+            consentFormId: string | null;
             /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.000Z
@@ -11522,6 +11525,7 @@ export interface operations {
                      *           "signupFormId": "sgf_wsp_01JD00000000000000000000AB_01JD0000000000000000000042",
                      *           "name": "Join our research panel",
                      *           "populationId": "pop_01JD0000000000000000000000",
+                     *           "consentFormId": "consent-2026-v2",
                      *           "createdAt": "2026-11-22T10:00:00.000Z"
                      *         }
                      *       ],
@@ -11656,6 +11660,8 @@ export interface operations {
                     name: string;
                     /** @description An existing population (404 naming ["populationId"] otherwise). */
                     populationId: string;
+                    /** @description The consent form the signup form presents (as the workspace names its consent forms, like a study plan's consentFormId). Unset: it presents none. */
+                    consentFormId?: string;
                 };
             };
         };
@@ -12297,7 +12303,7 @@ export interface operations {
                     phone?: string;
                     /** @description A campaign or referrer code: 1–100 letters, digits, ".", "_" or "-", starting with a letter or digit. */
                     referralCode?: string;
-                    /** @description The consent form the person agreed to on the form: a consent submission is recorded and its id becomes the submission's consentSubmissionId. */
+                    /** @description The consent form the person agreed to on the form: it must be the one the signup form presents (400 naming ["consentFormId"] otherwise, or when it presents none). A consent submission is recorded, and its id becomes the submission's consentSubmissionId, only when the submission made a new person: a known email proves nothing about who sent the form, so a known person's consent is left for the workspace to record. */
                     consentFormId?: string;
                     /** @description Custom property values by property id, checked exactly as POST /people checks them (an unknown id is a 404, a value of the wrong shape a 400, each naming ["properties", propertyId]; null is not a value here). */
                     properties?: {

@@ -30,6 +30,7 @@ import * as walksHoldPersonNo from './20261202000000_walks_hold_person_no.js';
 import * as trigramIndexEmbeddedOnly from './20261203000000_trigram_index_embedded_only.js';
 import * as importFileFormat from './20261204000000_import_file_format.js';
 import * as erasureAtDeletion from './20261205000000_erasure_at_deletion.js';
+import * as signupFormConsent from './20261205000100_signup_form_consent.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
 export const migrations: Record<string, Migration> = {
@@ -64,4 +65,5 @@ export const migrations: Record<string, Migration> = {
   '20261203000000_trigram_index_embedded_only': trigramIndexEmbeddedOnly,
   '20261204000000_import_file_format': importFileFormat,
   '20261205000000_erasure_at_deletion': erasureAtDeletion,
+  '20261205000100_signup_form_consent': signupFormConsent,
 };

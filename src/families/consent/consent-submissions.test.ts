@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordConsent } from '../../../test/consent-factory.js';
-import { call, createTenant, startTestService, type Tenant, type TestService } from '../../../test/harness.js';
+import { sql } from 'kysely';
+import { call, createTenant, startTestService, type Tenant, type TestService, uniqueEmail } from '../../../test/harness.js';
+import { allRoles, roleHasRight } from '../../http/rights.js';
 import { addParticipants, createStudy, patchParticipantResponse } from '../../../test/participants-factory.js';
 import { createPerson } from '../../../test/people-factory.js';
 import { describeSecurity } from '../../../test/security.js';
-import { createForm, getSubmission, submitted } from '../signups/test-support.js';
+import { createForm, getSubmission, submit, submitted } from '../signups/test-support.js';
 
 let service: TestService;
 beforeAll(async () => {
@@ -80,14 +82,14 @@ describe('POST /consent-submissions', () => {
     expect((await getParticipant(tenant, studyId, participantId)).consentFormSubmittedAt).toBe('2026-11-01T00:00:00.000Z');
 
     const outsider = await createPerson(service, tenant);
-    const consent = await recordConsent(service, tenant, { personId: outsider.personId, studyId, consentFormId: 'older-form', textSha256: 'AB'.repeat(32) });
-    expect(consent).toMatchObject({ consentFormId: 'older-form', textSha256: 'ab'.repeat(32), source: 'API', formVersion: null });
+    const consent = await recordConsent(service, tenant, { personId: outsider.personId, studyId, consentFormId: 'consent-2026-v2', textSha256: 'AB'.repeat(32) });
+    expect(consent).toMatchObject({ consentFormId: 'consent-2026-v2', textSha256: 'ab'.repeat(32), source: 'API', formVersion: null });
     expect(Date.parse(consent.submittedAt)).toBeLessThanOrEqual(Date.now());
   });
 
   it('records a consent on a signup form, for an opted-out person too', async () => {
     const tenant = await createTenant(service);
-    const form = await createForm(service, tenant);
+    const form = await createForm(service, tenant, { consentFormId: 'panel-terms' });
     const person = await createPerson(service, tenant);
     const optedOut = await call(service, 'PUT', `/people/${person.personId}/opted-out`, { token: tenant.token, body: { isOptedOut: true } });
     expect(optedOut.statusCode, optedOut.body).toBe(200);
@@ -130,7 +132,7 @@ describe('POST /consent-submissions', () => {
       ids = {
         studyId,
         personId,
-        signupFormId: (await createForm(service, tenant)).signupFormId,
+        signupFormId: (await createForm(service, tenant, { consentFormId: 'panel-terms' })).signupFormId,
         otherPersonId: (await createPerson(service, other)).personId,
         otherStudyId: await createStudy(service, other, { studyType: 'SURVEY' }),
         otherFormId: (await createForm(service, other)).signupFormId,
@@ -194,7 +196,7 @@ describe('consents recorded by other routes', () => {
 
   it('a public signup with a consentFormId: a signup form consent, source SIGNUP_FORM', async () => {
     const tenant = await createTenant(service);
-    const form = await createForm(service, tenant);
+    const form = await createForm(service, tenant, { consentFormId: 'panel-terms-v3' });
     const { submissionId } = await submitted(service, form.signupFormId, { consentFormId: 'panel-terms-v3' });
     const submission = await getSubmission(service, tenant, form.signupFormId, submissionId);
     const read = await call(service, 'GET', `/consent-submissions/${submission.consentSubmissionId}`, { token: tenant.token });
@@ -208,7 +210,7 @@ describe('GET /consent-submissions', () => {
   it('pages in the order recorded, filtered by person, study and signup form; a cursor is bound to its filters', async () => {
     const tenant = await createTenant(service);
     const { studyId, personId } = await studyWithParticipant(tenant);
-    const form = await createForm(service, tenant);
+    const form = await createForm(service, tenant, { consentFormId: 'panel-terms' });
     const someoneElse = await createPerson(service, tenant);
     const recorded = [
       await recordConsent(service, tenant, { personId, studyId }),
@@ -320,7 +322,7 @@ describe('searching by consent, right after recording', () => {
     expect(await searchIds(tenant, '/people/search', submitted)).toEqual([personId]);
     expect(await searchIds(tenant, participantsUrl, participantConsented)).toEqual([personId]);
     expect(await searchIds(tenant, '/people/search', twice)).toEqual([]);
-    const form = await createForm(service, tenant);
+    const form = await createForm(service, tenant, { consentFormId: 'panel-terms' });
     await recordConsent(service, tenant, { personId, signupFormId: form.signupFormId });
     expect(await searchIds(tenant, '/people/search', twice)).toEqual([personId]);
     expect(await searchIds(tenant, '/people/search', [{ property: person('CONSENT_FORM_WAS_SUBMITTED'), comparison: 'IS_FALSE' }])).toEqual([bystander.personId]);
@@ -334,7 +336,7 @@ describeSecurity('POST /consent-submissions', () => service, {
   addressesResource: true,
   request: async (tenant) => {
     const person = await createPerson(service, tenant);
-    const studyId = await createStudy(service, tenant, { studyType: 'SURVEY' });
+    const studyId = await createStudy(service, tenant, { studyType: 'SURVEY', studyPlan: { consentFormId: 'consent-2026-v2' } });
     return { url: '/consent-submissions', body: { personId: person.personId, studyId } };
   },
 });
@@ -352,8 +354,125 @@ describeSecurity('GET /consent-submissions/{consentSubmissionId}', () => service
   addressesResource: true,
   request: async (tenant) => {
     const person = await createPerson(service, tenant);
-    const studyId = await createStudy(service, tenant, { studyType: 'SURVEY' });
+    const studyId = await createStudy(service, tenant, { studyType: 'SURVEY', studyPlan: { consentFormId: 'consent-2026-v2' } });
     const consent = await recordConsent(service, tenant, { personId: person.personId, studyId });
     return { url: `/consent-submissions/${consent.consentSubmissionId}` };
   },
 });
+
+/**
+ * Issue 32, item 4: a consent cannot be forged. Every path that writes one (POST
+ * /consent-submissions, PATCH …/participants/{id} consentFormSubmitted, the public signup route)
+ * needs the same authority and names the consent form its study or signup form presents.
+ */
+describe('a consent cannot be forged', () => {
+  const consentCount = async (tenant: Tenant) =>
+    Number(
+      (await service.deps.db.selectFrom('consent_submissions').where('workspace_id', '=', tenant.workspaceId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n,
+    );
+
+  it('on PATCH …/participants/{id}: consentFormSubmitted needs consent:write, as POST /consent-submissions does, for every role (403, nothing changes)', async () => {
+    const tenant = await createTenant(service);
+    for (const role of allRoles) {
+      const { studyId, participantId } = await studyWithParticipant(tenant);
+      const { token } = await tenant.tokenFor(role);
+      const before = await consentCount(tenant);
+      const patched = await call(service, 'PATCH', `/studies/${studyId}/participants/${participantId}`, { token, body: { consentFormSubmitted: true } });
+      const posted = await call(service, 'POST', '/consent-submissions', { token, body: { personId: (await getParticipantPerson(tenant, studyId, participantId)), studyId } });
+      if (roleHasRight(role, 'consent:write')) {
+        expect(patched.statusCode, `${role}: ${patched.body}`).toBe(200);
+        expect(posted.statusCode, `${role}: ${posted.body}`).toBe(201);
+        expect(await consentCount(tenant), role).toBe(before + 2);
+      } else {
+        // Whatever else the role may do to participants (COLLABORATOR holds participants:write).
+        expect(patched.statusCode, role).toBe(403);
+        expect(posted.statusCode, role).toBe(403);
+        expect(await consentCount(tenant), role).toBe(before);
+        expect((await getParticipant(tenant, studyId, participantId)).consentFormSubmittedAt, role).toBeNull();
+      }
+    }
+  });
+
+  it("on PATCH …/participants/{id}: a study without a consent form has nothing to consent to (400 naming consentFormSubmitted, nothing changes)", async () => {
+    const tenant = await createTenant(service);
+    const studyId = await createStudy(service, tenant, { studyType: 'INTERVIEWS' });
+    const person = await createPerson(service, tenant);
+    const [participant] = await addParticipants(service, tenant, studyId, [person.personId]);
+    const patched = await call(service, 'PATCH', `/studies/${studyId}/participants/${participant!.participantId}`, { token: tenant.token, body: { consentFormSubmitted: true, note: 'signed' } });
+    expect(patched.statusCode, patched.body).toBe(400);
+    expect(patched.json<{ errors: { path: string[] }[] }>().errors[0]!.path).toEqual(['consentFormSubmitted']);
+    expect(await consentCount(tenant)).toBe(0);
+    expect((await getParticipant(tenant, studyId, participant!.participantId)).consentFormSubmittedAt).toBeNull();
+  });
+
+  it('on POST /consent-submissions: only the form the study or signup form presents (400 naming consentFormId, nothing recorded)', async () => {
+    const tenant = await createTenant(service);
+    const { studyId, personId } = await studyWithParticipant(tenant);
+    const bareStudy = await createStudy(service, tenant, { studyType: 'SURVEY' });
+    const form = await createForm(service, tenant, { consentFormId: 'panel-terms' });
+    const bareForm = await createForm(service, tenant);
+    const cases: [string, object][] = [
+      ["another form than the study's", { personId, studyId, consentFormId: 'made-up-form' }],
+      ["the study's form in other case", { personId, studyId, consentFormId: 'CONSENT-2026-V2' }],
+      ['a study without a consent form', { personId, studyId: bareStudy }],
+      ['a study without a consent form, naming one', { personId, studyId: bareStudy, consentFormId: 'made-up-form' }],
+      ["another form than the signup form's", { personId, signupFormId: form.signupFormId, consentFormId: 'made-up-form' }],
+      ['a signup form that presents none', { personId, signupFormId: bareForm.signupFormId }],
+      ['a signup form that presents none, naming one', { personId, signupFormId: bareForm.signupFormId, consentFormId: 'panel-terms' }],
+    ];
+    for (const [name, body] of cases) {
+      const response = await call(service, 'POST', '/consent-submissions', { token: tenant.token, body });
+      expect(response.statusCode, `${name}: ${response.body}`).toBe(400);
+      expect(response.json<{ errors: { path: string[] }[] }>().errors[0]!.path, name).toEqual(['consentFormId']);
+    }
+    expect(await consentCount(tenant)).toBe(0);
+  });
+
+  it('on the public signup route: only the form it presents, and never for a person found by email alone', async () => {
+    const tenant = await createTenant(service);
+    const form = await createForm(service, tenant, { consentFormId: 'panel-terms' });
+    const bareForm = await createForm(service, tenant);
+    const known = await createPerson(service, tenant, { email: uniqueEmail('known') });
+
+    for (const [name, signupFormId, consentFormId] of [
+      ['another form than the one presented', form.signupFormId, 'made-up-form'],
+      ['a form that presents none', bareForm.signupFormId, 'panel-terms'],
+    ] as const) {
+      const response = await submit(service, signupFormId, { email: uniqueEmail('anon'), consentFormId });
+      expect(response.statusCode, `${name}: ${response.body}`).toBe(400);
+      expect(response.json<{ errors: { path: string[] }[] }>().errors[0]!.path, name).toEqual(['consentFormId']);
+    }
+    expect(await consentCount(tenant)).toBe(0);
+
+    // A known email, in any spelling: the submission is recorded (the same 201 as for a stranger), its consent is not.
+    for (const email of [known.email, known.email.toUpperCase()]) {
+      const { submissionId } = await submitted(service, form.signupFormId, { email, consentFormId: 'panel-terms' });
+      const submission = await getSubmission(service, tenant, form.signupFormId, submissionId);
+      expect(submission.personId).toBe(known.personId);
+      expect(submission.consentSubmissionId).toBeNull();
+    }
+    expect(await consentCount(tenant)).toBe(0);
+
+    // A new person, made by the submission, on the form it presents: recorded.
+    const { submissionId } = await submitted(service, form.signupFormId, { consentFormId: 'panel-terms' });
+    const made = await getSubmission(service, tenant, form.signupFormId, submissionId);
+    expect(made.consentSubmissionId).toMatch(/^cns_/);
+    expect(await consentCount(tenant)).toBe(1);
+  });
+
+  it('holds on every consent recorded by this file: each names the form its study or signup form presents', async () => {
+    const { rows } = await sql<{ n: number | string }>`
+      select count(*) as n from consent_submissions c
+      left join studies s on s.workspace_id = c.workspace_id and s.study_id = c.study_id
+      left join signup_forms f on f.workspace_id = c.workspace_id and f.signup_form_id = c.signup_form_id
+      where c.consent_form_id is distinct from coalesce(s.plan->>'consentFormId', f.consent_form_id)
+         or c.consent_form_id is null
+    `.execute(service.deps.db);
+    expect(Number(rows[0]!.n)).toBe(0);
+  });
+});
+
+async function getParticipantPerson(tenant: Tenant, studyId: string, participantId: string): Promise<string> {
+  const response = await call(service, 'GET', `/studies/${studyId}/participants/${participantId}`, { token: tenant.token });
+  return response.json<{ personId: string }>().personId;
+}

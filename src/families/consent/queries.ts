@@ -100,6 +100,11 @@ export async function findStudyConsentForm(db: Executor, workspaceId: string, st
     .executeTakeFirst();
 }
 
+/** The signup form, with the consent form it presents, or undefined when the workspace has none of that id. */
+export async function findSignupFormConsentForm(db: Executor, workspaceId: string, signupFormId: string) {
+  return db.selectFrom('signup_forms').where('workspace_id', '=', workspaceId).where('signup_form_id', '=', signupFormId).select(['signup_form_id', 'consent_form_id']).executeTakeFirst();
+}
+
 export async function signupFormExists(db: Executor, workspaceId: string, signupFormId: string): Promise<boolean> {
   const row = await db.selectFrom('signup_forms').where('workspace_id', '=', workspaceId).where('signup_form_id', '=', signupFormId).select('signup_form_id').executeTakeFirst();
   return row !== undefined;

@@ -7,7 +7,7 @@ import * as queries from './queries.js';
 import type { ConsentListQuery, ConsentSubmission, RecordConsentBody } from './schemas.js';
 import { recordConsent as writeConsent } from './writer.js';
 
-export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId'>;
+export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'role'>;
 
 /** How far ahead of the service clock a `submittedAt` may be: client clocks run a little fast. */
 export const SUBMITTED_AT_SKEW_MS = 5 * 60 * 1000;
@@ -59,14 +59,7 @@ export async function recordConsent(context: CallContext, body: RecordConsentBod
   return inTransaction(context.db, async (db) => {
     const person = await queries.lockPersonForConsent(db, workspaceId, body.personId);
     if (!person || person.deleted_at !== null) throw notFound('Person', ['personId']);
-    let consentFormId = body.consentFormId ?? null;
-    if (body.studyId !== undefined) {
-      const study = await queries.findStudyConsentForm(db, workspaceId, body.studyId);
-      if (!study) throw notFound('Study', ['studyId']);
-      consentFormId ??= study.consent_form_id;
-    } else if (!(await queries.signupFormExists(db, workspaceId, body.signupFormId!))) {
-      throw notFound('Signup form', ['signupFormId']);
-    }
+    // The writer checks the study or signup form, and that consentFormId (by default) is the form it presents.
     const at = now.toISOString();
     const row = await writeConsent(
       db,
@@ -75,11 +68,11 @@ export async function recordConsent(context: CallContext, body: RecordConsentBod
         personId: body.personId,
         studyId: body.studyId ?? null,
         signupFormId: body.signupFormId ?? null,
-        consentFormId,
+        consentFormId: body.consentFormId ?? null,
         formVersion: body.formVersion ?? null,
         textSha256,
         source: body.source ?? 'API',
-        recordedByUserId: context.userId,
+        recordedBy: { userId: context.userId, role: context.role },
         submittedAt,
       },
       at,

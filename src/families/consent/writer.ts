@@ -6,7 +6,9 @@
  * one-writer.test.ts in this folder holds the rule.
  */
 import type { Kysely } from 'kysely';
-import type { ConsentSource, DB } from '../../db/schema.js';
+import type { ConsentSource, DB, UserRole } from '../../db/schema.js';
+import { ApiError, badRequest, notFound } from '../../http/errors.js';
+import { roleHasRight } from '../../http/rights.js';
 import { idPrefixes, newId } from '../../ids.js';
 import { recordEvents } from '../webhooks/outbox.js';
 import * as queries from './queries.js';
@@ -21,27 +23,79 @@ export interface NewConsent {
   /** Lower-case hex. */
   textSha256: string | null;
   source: ConsentSource;
-  recordedByUserId: string | null;
   submittedAt: string;
+  /**
+   * Who records it: a user (whose role must hold consent:write, whatever route they came by), or
+   * the public signup route, which may record only a SIGNUP_FORM consent on the form it serves,
+   * for a person that very submission made (never one found by an email alone: the caller says so).
+   */
+  recordedBy: { userId: string; role: UserRole } | { publicSignupForm: string; personMadeBySubmission: true };
+  /** The field the request named the consent form with, for the 400s (default ["consentFormId"]). */
+  formPath?: string[];
+}
+
+/**
+ * The consent form a consent may name: the study plan's consentFormId, or the signup form's. A
+ * study or signup form without one has nothing to consent to (400), and a consentFormId other than
+ * its own names no form of it (400): no path records a consent to an arbitrary form id. Answers
+ * the form id to record.
+ */
+async function checkConsentForm(transaction: Kysely<DB>, workspaceId: string, consent: NewConsent): Promise<string> {
+  const path = consent.formPath ?? ['consentFormId'];
+  let presented: string | null;
+  if (consent.studyId !== null) {
+    const study = await queries.findStudyConsentForm(transaction, workspaceId, consent.studyId);
+    if (!study) throw notFound('Study', ['studyId']);
+    presented = study.consent_form_id;
+    if (presented === null) throw badRequest('The study has no consent form (its studyPlan.consentFormId is unset): there is nothing to consent to', path);
+  } else if (consent.signupFormId !== null) {
+    const form = await queries.findSignupFormConsentForm(transaction, workspaceId, consent.signupFormId);
+    if (!form) throw notFound('Signup form', ['signupFormId']);
+    presented = form.consent_form_id;
+    if (presented === null) throw badRequest('The signup form presents no consent form: there is nothing to consent to', path);
+  } else {
+    throw badRequest('Give studyId (a study consent) or signupFormId (a signup form consent)', ['studyId']);
+  }
+  if (consent.consentFormId !== null && consent.consentFormId !== presented) {
+    throw badRequest(`consentFormId must be the consent form the ${consent.studyId !== null ? 'study' : 'signup form'} presents ("${presented}")`, path);
+  }
+  return presented;
+}
+
+/** The authority rule, the same on every path: consent:write for a user; the public route only on its own form. */
+function checkAuthority(consent: NewConsent): string | null {
+  const by = consent.recordedBy;
+  if ('userId' in by) {
+    if (!roleHasRight(by.role, 'consent:write')) throw new ApiError('FORBIDDEN');
+    return by.userId;
+  }
+  if (consent.source !== 'SIGNUP_FORM' || consent.signupFormId !== by.publicSignupForm || consent.studyId !== null || by.personMadeBySubmission !== true) {
+    throw new Error('The public signup route records a SIGNUP_FORM consent on its own form, for the person its submission made, and nothing else');
+  }
+  return null;
 }
 
 /**
  * Inserts the consent and its `consent.submitted` event (ids only) in the caller's transaction;
- * answers the row. The caller has checked that the person, study or form are the workspace's.
+ * answers the row. Every path goes through here, so the rules hold on each: the recorder's
+ * authority (checkAuthority) and a consent form that exists (checkConsentForm), both checked
+ * before anything is written. The caller has checked that the person is the workspace's.
  */
 export async function recordConsent(transaction: Kysely<DB>, workspaceId: string, consent: NewConsent, at: string): Promise<queries.PresentableConsent> {
   if (!transaction.isTransaction) throw new Error('Consents are recorded in the transaction of the change: pass a transaction');
+  const recordedByUserId = checkAuthority(consent);
+  const consentFormId = await checkConsentForm(transaction, workspaceId, consent);
   const row = await queries.insertConsent(transaction, {
     workspace_id: workspaceId,
     consent_submission_id: newId(idPrefixes.consentSubmission),
     person_id: consent.personId,
     study_id: consent.studyId,
     signup_form_id: consent.signupFormId,
-    consent_form_id: consent.consentFormId,
+    consent_form_id: consentFormId,
     form_version: consent.formVersion,
     text_sha256: consent.textSha256,
     source: consent.source,
-    recorded_by_user_id: consent.recordedByUserId,
+    recorded_by_user_id: recordedByUserId,
     submitted_at: consent.submittedAt,
     created_at: at,
   });

@@ -414,9 +414,10 @@ export async function recordProviderReport(db: Kysely<DB>, clock: Clock, report:
 }
 
 /** The test helpers' claim and fail: the workspace is found from the incentive, as a provider's metadata would give it. */
-export async function reportAsProvider(db: Kysely<DB>, clock: Clock, incentiveId: string, kind: ProviderReport['kind']) {
+export async function reportAsProvider(db: Kysely<DB>, clock: Clock, incentiveId: string, kind: ProviderReport['kind'], onlyWorkspaceId?: string) {
   const workspaceId = await queries.findIncentiveWorkspace(db, incentiveId);
-  if (!workspaceId) throw notFound('Incentive', ['incentiveId']);
+  // Held to one workspace (a workspace's test-helper call): another workspace's incentive is not found.
+  if (!workspaceId || (onlyWorkspaceId !== undefined && workspaceId !== onlyWorkspaceId)) throw notFound('Incentive', ['incentiveId']);
   const reason = kind === 'failed' ? 'Reported as failed through the test helpers' : undefined;
   const row = await recordProviderReport(db, clock, { workspaceId, incentiveId, kind, reason });
   return { incentiveId: row.incentive_id, status: row.status };

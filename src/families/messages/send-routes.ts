@@ -8,6 +8,10 @@ import { errorResponse, plainText } from '../../http/schemas.js';
 import type { Mail } from './runtime.js';
 import { ListMessagesQuery, MessageDetail, MessageList, MessageParams, retryScheduleNote, SendMessagesBody, SendMessagesResult, StudyParams, UnsubscribeBody, UnsubscribeParams } from './send-schemas.js';
 import * as sending from './sending.js';
+import { tokenAsSpelled } from './unsubscribe.js';
+
+/** The link's token as the path spells it; another spelling of it (percent-encoded) is '' (no link: a 404). */
+const exactToken = (request: { raw: { url?: string | undefined }; params: { token: string } }) => tokenAsSpelled(request.raw.url, request.params.token) ?? '';
 
 const tags = ['Messages'];
 const invalid = errorResponse('Invalid input; `path` names the offending field or parameter.');
@@ -113,7 +117,7 @@ export const messageSendingRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps
       },
     },
     async (request, reply) => {
-      const found = await sending.inspectUnsubscribe(deps.db, mail.unsubscribeKey, request.params.token);
+      const found = await sending.inspectUnsubscribe(deps.db, mail.unsubscribeKey, exactToken(request));
       const from = escapeHtml(found.workspaceName);
       const body = found.unsubscribed
         ? `<h1>You are unsubscribed</h1><p>${from} will not email you again.</p>`
@@ -145,7 +149,7 @@ export const messageSendingRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps
       },
     },
     async (request, reply) => {
-      const done = await sending.unsubscribe({ db: deps.db, clock: deps.clock }, mail.unsubscribeKey, request.params.token);
+      const done = await sending.unsubscribe({ db: deps.db, clock: deps.clock }, mail.unsubscribeKey, exactToken(request));
       return reply
         .type('text/html; charset=utf-8')
         .header('Cache-Control', 'no-store')

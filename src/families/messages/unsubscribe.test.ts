@@ -125,6 +125,44 @@ describe('unsubscribe links', () => {
     expect((await service.app.inject({ method: 'GET', url: `/v1/unsubscribe/${'x'.repeat(201)}` })).statusCode).toBe(400);
   });
 
+  it('accepts a link in exactly one spelling: case, padding, percent-encoding and the MAC\'s spare bits are other spellings, refused with 404 (issue 32, item 7)', async () => {
+    const tenant = await createTenant(service);
+    const { token, personId } = await delivered(tenant);
+    const [workspaceId, messageId, mac] = token.split('.') as [string, string, string];
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    // 16 bytes in 22 characters: the last one carries 2 bits and 4 spare ones, so 15 other characters decode the same.
+    const lastIndex = alphabet.indexOf(mac.at(-1)!);
+    const spareBits = Array.from({ length: 16 }, (_, spare) => alphabet[(lastIndex & 0b110000) | spare]!).filter((character) => character !== mac.at(-1));
+    expect(spareBits).toHaveLength(15);
+    const percent = (text: string) => [...text].map((character) => `%${character.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
+    const spellings = [
+      ...spareBits.map((character) => `${workspaceId}.${messageId}.${mac.slice(0, -1)}${character}`),
+      `${workspaceId}.${messageId}.${mac}=`,
+      `${workspaceId}.${messageId}.${mac}==`,
+      `${workspaceId.toLowerCase()}.${messageId}.${mac}`,
+      `${workspaceId}.${messageId.toLowerCase()}.${mac}`,
+      `${workspaceId}.${messageId}.${mac.toUpperCase() === mac ? mac.toLowerCase() : mac.toUpperCase()}`,
+      `${workspaceId}.${messageId}.${Buffer.from(mac, 'base64url').toString('base64').replace(/=+$/, '')}`,
+      `${workspaceId}%2E${messageId}%2E${mac}`,
+      `${workspaceId}%2e${messageId}%2e${mac}`,
+      `${workspaceId}.${messageId}.${percent(mac.slice(0, 1))}${mac.slice(1)}`,
+      percent(token),
+      `${workspaceId}.${messageId}.${mac}%00`,
+      ` ${token}`.replace(' ', '%20'),
+    ].filter((spelling) => spelling !== token);
+    for (const spelling of spellings) {
+      for (const method of ['GET', 'POST'] as const) {
+        const response = await service.app.inject({ method, url: `/v1/unsubscribe/${spelling}`, ...(method === 'POST' ? { headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'List-Unsubscribe=One-Click' } : {}) });
+        expect([404, 400], `${method} ${spelling}: ${response.body}`).toContain(response.statusCode);
+      }
+    }
+    expect((await getPerson(service, tenant, personId)).json()).toMatchObject({ isOptedOut: false });
+    // The one spelling the service wrote works.
+    const genuine = await service.app.inject({ method: 'POST', url: `/v1/unsubscribe/${token}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'List-Unsubscribe=One-Click' });
+    expect(genuine.statusCode, genuine.body).toBe(200);
+    expect((await getPerson(service, tenant, personId)).json()).toMatchObject({ isOptedOut: true });
+  });
+
   it('needs no token, and a link opted out of stays refused a new message', async () => {
     const tenant = await createTenant(service);
     const { path, studyId, participantId, templateId } = await delivered(tenant);

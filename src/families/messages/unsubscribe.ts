@@ -36,11 +36,26 @@ export function parseUnsubscribeToken(token: string): UnsubscribeClaim | undefin
   return { workspaceId: match[1]!, messageId: match[2]!, mac: match[3]! };
 }
 
-/** Whether the claim's MAC is the one the service made for this person (compared in constant time, fixed length). */
+/**
+ * Whether the claim's MAC is the one the service made for this person, compared as the text the
+ * link carries (in constant time, fixed length): decoding first would accept several spellings of
+ * one MAC (base64 ignores the spare bits of the last character), and a link has exactly one.
+ */
 export function verifyUnsubscribeMac(key: Buffer, claim: UnsubscribeClaim, personId: string): boolean {
-  const given = Buffer.from(claim.mac, 'base64url');
-  const expected = macOf(key, claim.workspaceId, personId, claim.messageId);
+  const given = Buffer.from(claim.mac, 'utf8');
+  const expected = Buffer.from(macOf(key, claim.workspaceId, personId, claim.messageId).toString('base64url'), 'utf8');
   return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/**
+ * The token exactly as the request's path spells it, or undefined when the router's decoded
+ * parameter differs from it: a percent-encoded spelling of the link (`%2E` for `.`, `%41` for
+ * `A`) is another spelling, and a link is accepted in the one spelling the service wrote.
+ */
+export function tokenAsSpelled(rawUrl: string | undefined, decoded: string): string | undefined {
+  const path = (rawUrl ?? '').split('?')[0]!;
+  const spelled = path.slice(path.lastIndexOf('/') + 1);
+  return spelled === decoded ? decoded : undefined;
 }
 
 /** The absolute link a message carries: `PUBLIC_URL/v1/unsubscribe/<token>`. */

@@ -28,7 +28,7 @@ const webhookEventOfField = {
   screenerState: 'participant.screener_changed',
 } as const;
 
-export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'canReadPersonalData' | 'smtpConfigured'>;
+export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'role' | 'canReadPersonalData' | 'smtpConfigured'>;
 
 /** The Participant response, as its schema describes it. */
 export type Participant = Static<typeof ParticipantSchema>;
@@ -292,7 +292,9 @@ export async function updateParticipant(context: CallContext, studyId: string, p
           formVersion: null,
           textSha256: null,
           source: 'API',
-          recordedByUserId: context.userId,
+          // The same rule as POST /consent-submissions: consent:write (403 otherwise), and a study with a consent form (400).
+          recordedBy: { userId: context.userId, role: context.role },
+          formPath: ['consentFormSubmitted'],
           submittedAt: at,
         },
         at,

@@ -354,10 +354,12 @@ describe('PATCH /studies/{studyId}/participants/{participantId}: events and book
       },
     ]);
 
+    // A study without a consent form has nothing to consent to: a 400, and nothing recorded (issue 32, item 4).
     const withoutForm = await fixture(interview);
-    await withoutForm.ok({ consentFormSubmitted: true });
-    const row = await service.deps.db.selectFrom('consent_submissions').where('workspace_id', '=', withoutForm.tenant.workspaceId).selectAll().executeTakeFirstOrThrow();
-    expect(row).toMatchObject({ consent_form_id: null, study_id: withoutForm.studyId });
+    const refused = await withoutForm.patch({ consentFormSubmitted: true });
+    expect(refused.statusCode, refused.body).toBe(400);
+    expect(refused.json<{ errors: { path: string[] }[] }>().errors[0]!.path).toEqual(['consentFormSubmitted']);
+    expect(await service.deps.db.selectFrom('consent_submissions').where('workspace_id', '=', withoutForm.tenant.workspaceId).selectAll().execute()).toEqual([]);
   });
 });
 

@@ -127,7 +127,7 @@ describe(`the deletion purge (grace: ${PURGE_GRACE_DAYS} days)`, () => {
     await setClock(deletedAt);
     const tenant = await createTenant(service);
     const studyId = await createStudy(service, tenant, { studyType: 'SURVEY', studyPlan: { consentFormId: 'consent-v1' } });
-    const form = await createForm(service, tenant);
+    const form = await createForm(service, tenant, { consentFormId: 'panel-terms' });
     const gone = await createPerson(service, tenant);
     const kept = await createPerson(service, tenant);
     await addParticipants(service, tenant, studyId, [gone.personId, kept.personId]);

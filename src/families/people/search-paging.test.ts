@@ -223,4 +223,24 @@ describe('POST /people/search: paging', () => {
       expect(response.json().errors[0].path).toEqual(['pageInfo', 'startCursor']);
     }
   });
+
+  it('hides the sort values a cursor carries: sorted by EMAIL, no cursor shows an email or a piece of one, in any encoding (issue 32, item 7)', async () => {
+    const tenant = await createTenant(service);
+    const emails = ['zed.secret@example.org', 'amy.private@example.org', 'kim.hidden@example.org'];
+    await insertPeople(service, tenant.workspaceId, emails.map((email) => ({ email })));
+    const filter = { filters: [], sort: { operator: 'ASC', propertyGroup: 'PERSON', propertyName: 'EMAIL' } };
+    let startCursor: string | undefined;
+    const cursors: string[] = [];
+    for (let page = 0; page < 3; page++) {
+      const response = await search(service, tenant.token, { filter, pageInfo: { size: 1, ...(startCursor ? { startCursor } : {}) } });
+      expect(response.statusCode, response.body).toBe(200);
+      const { pageInfo } = response.json<SearchResult>();
+      cursors.push(pageInfo.startCursor, pageInfo.endCursor);
+      startCursor = pageInfo.endCursor;
+    }
+    for (const cursor of cursors) {
+      const decodings = [cursor, Buffer.from(cursor, 'base64url').toString('latin1'), Buffer.from(cursor, 'base64url').toString('utf8')];
+      for (const text of decodings) for (const email of emails) for (const piece of [email, email.split('@')[0]!, email.slice(0, 4)]) expect(text).not.toContain(piece);
+    }
+  });
 });

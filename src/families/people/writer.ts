@@ -38,7 +38,7 @@ export interface OfferedPerson {
  * person found is locked FOR UPDATE until it ends); a race on the email index, with a request
  * creating the same email meanwhile, surfaces as that index's violation (isEmailRace).
  */
-export async function createOrFillPerson(transaction: Kysely<DB>, workspaceId: string, person: OfferedPerson, options: { at: string; importSource: string }): Promise<string> {
+export async function createOrFillPerson(transaction: Kysely<DB>, workspaceId: string, person: OfferedPerson, options: { at: string; importSource: string }): Promise<{ personId: string; created: boolean }> {
   assertTransaction(transaction);
   const db = transaction;
   const { at } = options;
@@ -66,7 +66,7 @@ export async function createOrFillPerson(transaction: Kysely<DB>, workspaceId: s
     for (const propertyId of taken) delete offered[propertyId];
     if (Object.keys(offered).length > 0) await queries.updatePerson(db, workspaceId, personId, { properties: JSON.stringify(offered) });
   }
-  return personId;
+  return { personId, created: existing === undefined };
 }
 
 /** The fields a new person starts with; the rest of the row starts empty. */

@@ -52,9 +52,9 @@ describe('POST /public/signups/{signupFormId}/submissions', () => {
     expect(await peopleWithEmail(tenant.workspaceId, email)).toEqual([{ person_id: submission.personId, import_source: 'SIGNUP_FORM' }]);
   });
 
-  it('records a consent submission when the form carries a consentFormId', async () => {
+  it('records a consent submission when the form carries the consentFormId the signup form presents', async () => {
     const tenant = await createTenant(service);
-    const form = await createForm(service, tenant);
+    const form = await createForm(service, tenant, { consentFormId: 'consent-2026-v2' });
     const { submissionId } = await submitted(service, form.signupFormId, { consentFormId: 'consent-2026-v2' });
     const submission = await getSubmission(service, tenant, form.signupFormId, submissionId);
     expect(submission.consentSubmissionId).toMatch(/^cns_/);

@@ -20,6 +20,7 @@ const exampleForm = {
   signupFormId: exampleFormId,
   name: 'Join our research panel',
   populationId: 'pop_01JD0000000000000000000000',
+  consentFormId: 'consent-2026-v2',
   createdAt: '2026-11-22T10:00:00.000Z',
 };
 
@@ -31,6 +32,9 @@ export const SignupForm = Type.Object(
     }),
     name: Type.String(),
     populationId: Type.String({ description: 'The population every person who sends the form joins.' }),
+    consentFormId: Type.Union([Type.String(), Type.Null()], {
+      description: 'The consent form the signup form presents: the only one a public submission may record a consent to. Null: it presents none, and a submission naming one is a 400.',
+    }),
     createdAt: IsoDateTime(),
   },
   { $id: 'SignupForm', title: 'SignupForm', description: 'A public signup form: people send it to join the panel.', examples: [exampleForm] },
@@ -43,6 +47,9 @@ export const CreateSignupFormBody = Type.Object(
   {
     name: Text({ minLength: 1, maxLength: 200, description: 'Need not be unique.' }),
     populationId: Type.String({ minLength: 1, maxLength: 100, description: 'An existing population (404 naming ["populationId"] otherwise).' }),
+    consentFormId: Type.Optional(
+      Text({ minLength: 1, maxLength: 200, description: 'The consent form the signup form presents (as the workspace names its consent forms, like a study plan\'s consentFormId). Unset: it presents none.' }),
+    ),
   },
   { additionalProperties: false, examples: [{ name: 'Join our research panel', populationId: 'pop_01JD0000000000000000000000' }] },
 );
@@ -109,7 +116,13 @@ export const PublicSubmissionBody = Type.Object(
       Type.String({ pattern: REFERRAL_CODE_PATTERN, description: 'A campaign or referrer code: 1–100 letters, digits, ".", "_" or "-", starting with a letter or digit.' }),
     ),
     consentFormId: Type.Optional(
-      Text({ minLength: 1, maxLength: 200, description: 'The consent form the person agreed to on the form: a consent submission is recorded and its id becomes the submission\'s consentSubmissionId.' }),
+      Text({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          "The consent form the person agreed to on the form: it must be the one the signup form presents (400 naming [\"consentFormId\"] otherwise, or when it presents none). " +
+          "A consent submission is recorded, and its id becomes the submission's consentSubmissionId, only when the submission made a new person: a known email proves nothing about who sent the form, so a known person's consent is left for the workspace to record.",
+      }),
     ),
     properties: Type.Optional(
       KeyedRecord(propertyIdKey, Type.Unknown(), {

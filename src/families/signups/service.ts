@@ -44,7 +44,7 @@ export function workspaceOfSignupForm(signupFormId: string): string | undefined 
 }
 
 function presentForm(row: queries.SignupFormRow): SignupForm {
-  return { signupFormId: row.signup_form_id, name: row.name, populationId: row.population_id, createdAt: row.created_at };
+  return { signupFormId: row.signup_form_id, name: row.name, populationId: row.population_id, consentFormId: row.consent_form_id, createdAt: row.created_at };
 }
 
 /**
@@ -76,6 +76,7 @@ export async function createForm(context: CallContext, body: CreateSignupFormBod
       signup_form_id: newSignupFormId(workspaceId),
       name: body.name,
       population_id: body.populationId,
+      consent_form_id: body.consentFormId ?? null,
       created_by_user_id: context.userId,
       created_at: now(context.clock),
     });
@@ -139,8 +140,13 @@ export async function reviewSubmission(context: CallContext, signupFormId: strin
  * - A value of a unique property that another person holds is left out rather than answered
  *   with a 409, which would tell an anonymous caller that someone holds it.
  * - Either way the person joins the form's population, and the submission is recorded as
- *   PENDING_REVIEW with the referral code and, when the form carried a consentFormId, a consent
- *   submission.
+ *   PENDING_REVIEW with the referral code.
+ * - Consent: a form records consent only to the consent form it presents (the signup form's
+ *   consentFormId); a body naming another, or any when the form presents none, is a 400 naming
+ *   consentFormId. The consent is recorded only for a person this submission made: an email the
+ *   panel knows proves nothing about who sent the form, so a known person's submission carries
+ *   no consent (consentSubmissionId null), for the workspace to record once it has checked
+ *   (POST /consent-submissions).
  *
  * The answer is the same 201 for a new and a known email, so the route tells nobody who is on
  * the panel.
@@ -165,10 +171,13 @@ export async function submitForm(context: PublicContext, signupFormId: string, b
 async function submitInTransaction(db: Kysely<DB>, clock: Clock, workspaceId: string, signupFormId: string, body: PublicSubmissionBody) {
   const form = await queries.findForm(db, workspaceId, signupFormId);
   if (!form) throw notFound('Signup form', ['signupFormId']);
+  if (body.consentFormId !== undefined && body.consentFormId !== form.consent_form_id) {
+    throw badRequest(form.consent_form_id === null ? 'This signup form presents no consent form' : `consentFormId must be the consent form this signup form presents ("${form.consent_form_id}")`, ['consentFormId']);
+  }
   const checked = await checkPropertyValues(db, workspaceId, body.properties ?? {});
   const at = now(clock);
   // The people family writes the person: created, or filled where empty (see createOrFillPerson).
-  const personId = await createOrFillPerson(
+  const { personId, created } = await createOrFillPerson(
     db,
     workspaceId,
     { email: body.email, firstName: body.firstName, lastName: body.lastName, phone: body.phone, properties: checked.set, catalogue: checked.catalogue },
@@ -177,12 +186,22 @@ async function submitInTransaction(db: Kysely<DB>, clock: Clock, workspaceId: st
 
   await peopleQueries.addMemberships(db, workspaceId, personId, [form.population_id], at);
   let consentSubmissionId: string | null = null;
-  if (body.consentFormId !== undefined) {
+  if (body.consentFormId !== undefined && created) {
     // The consent family records it (and its event), as POST /consent-submissions does.
     const consent = await recordConsent(
       db,
       workspaceId,
-      { personId, studyId: null, signupFormId, consentFormId: body.consentFormId, formVersion: null, textSha256: null, source: 'SIGNUP_FORM', recordedByUserId: null, submittedAt: at },
+      {
+        personId,
+        studyId: null,
+        signupFormId,
+        consentFormId: body.consentFormId,
+        formVersion: null,
+        textSha256: null,
+        source: 'SIGNUP_FORM',
+        recordedBy: { publicSignupForm: signupFormId, personMadeBySubmission: true },
+        submittedAt: at,
+      },
       at,
     );
     consentSubmissionId = consent.consent_submission_id;

@@ -31,7 +31,7 @@ describe('POST /signups', () => {
     const response = await call(service, 'POST', '/signups', { token: tenant.token, body: { name: 'Join our research panel', populationId } });
     expect(response.statusCode, response.body).toBe(201);
     const form = response.json<SignupFormResponse>();
-    expect(form).toEqual({ signupFormId: expect.any(String), name: 'Join our research panel', populationId, createdAt: expect.any(String) });
+    expect(form).toEqual({ signupFormId: expect.any(String), name: 'Join our research panel', populationId, consentFormId: null, createdAt: expect.any(String) });
     expect(form.signupFormId).toMatch(new RegExp(`^sgf_${tenant.workspaceId}_[0-9A-Z]{26}$`));
     expect(Date.parse(form.createdAt)).toBeGreaterThanOrEqual(before - 1000);
     const read = await call(service, 'GET', `/signups/${form.signupFormId}`, { token: tenant.token });

@@ -6,6 +6,7 @@ export interface SignupFormResponse {
   signupFormId: string;
   name: string;
   populationId: string;
+  consentFormId: string | null;
   createdAt: string;
 }
 
@@ -21,9 +22,10 @@ export interface SubmissionResponse {
 }
 
 /** A signup form made through POST /signups (in a new population unless one is given). */
-export async function createForm(service: TestService, tenant: Tenant, body: { name?: string; populationId?: string } = {}): Promise<SignupFormResponse> {
+export async function createForm(service: TestService, tenant: Tenant, body: { name?: string; populationId?: string; consentFormId?: string } = {}): Promise<SignupFormResponse> {
   const populationId = body.populationId ?? (await createPopulation(service, tenant, 'Signups'));
-  const response = await call(service, 'POST', '/signups', { token: tenant.token, body: { name: body.name ?? 'Join our panel', populationId } });
+  const consent = body.consentFormId !== undefined ? { consentFormId: body.consentFormId } : {};
+  const response = await call(service, 'POST', '/signups', { token: tenant.token, body: { name: body.name ?? 'Join our panel', populationId, ...consent } });
   expect(response.statusCode, response.body).toBe(201);
   return response.json<SignupFormResponse>();
 }

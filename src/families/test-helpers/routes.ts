@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 import type { ServiceDeps } from '../../context.js';
+import { principalOf } from '../../http/auth.js';
 import { notFound } from '../../http/errors.js';
 import { ErrorBody } from '../../http/schemas.js';
 import type { JobRunner } from '../../jobs/runner.js';
@@ -28,20 +30,42 @@ const DrainReportSchema = Type.Object({
 
 /**
  * Routes that exist only with TEST_HELPERS=1 (section 4 of the contract): they move the
- * service's clock, run due background work, and report what an incentive provider would. They
- * answer a SUPER_ADMIN's token alone (401 without a token, 403 for any other role).
+ * service's clock, run due background work, and report what an incentive provider would.
+ *
+ * Two kinds of caller (issue 32, item 6):
+ * - the operator, with TEST_HELPERS_TOKEN (env only; no workspace token is it): the clock, which
+ *   is one for the whole service and so no workspace's to move, and every helper for every
+ *   workspace;
+ * - a workspace's SUPER_ADMIN (401 without a token, 403 for any other role): the helpers that can
+ *   be held to one workspace, held to the caller's: its due work, its deliveries and messages,
+ *   its incentives. Another workspace's id or incentive is a 404, as everywhere.
  */
 export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jobs: JobRunner; webhooks: Webhooks; mail: Mail }> = async (app, { deps, jobs, webhooks, mail }) => {
   const common = { tags: ['Test helpers'], hide: true } as const;
-  // SUPER_ADMIN alone (the right no other role holds): they move the clock and run every
-  // workspace's background work. A retry is meant to act again, so no Idempotency-Key replay.
-  // The helpers stand in for the clock, the job runner and the provider: they act across
-  // workspaces, through the owner's handle (deps.db).
-  const helperAccess = { right: 'test-helpers:run', idempotency: false } as const;
+  // A retry is meant to act again, so no Idempotency-Key replay. The helpers stand in for the
+  // clock, the job runner and the provider: they act through the owner's handle (deps.db), held
+  // to the caller's workspace by scopeOf (and reportAsProvider's workspace) for a workspace token.
+  const helperAccess = { right: 'test-helpers:run', operator: 'also', idempotency: false } as const;
+  const operatorOnly = { operator: 'only', idempotency: false } as const;
+  /**
+   * The workspace a helper acts on: the operator's choice (undefined: every workspace); for a
+   * workspace token, its own, and a workspaceId naming another is a 404 (as for an unknown one).
+   */
+  const scopeOf = async (request: FastifyRequest, workspaceId: string | undefined): Promise<string | undefined> => {
+    if (!request.operator) {
+      const own = principalOf(request).workspaceId;
+      if (workspaceId !== undefined && workspaceId !== own) throw notFound('Workspace', ['workspaceId']);
+      return own;
+    }
+    if (workspaceId === undefined) return undefined;
+    const workspace = await deps.db.selectFrom('workspaces').select('workspace_id').where('workspace_id', '=', workspaceId).executeTakeFirst();
+    if (!workspace) throw notFound('Workspace', ['workspaceId']);
+    return workspaceId;
+  };
   app.post(
     '/clock',
     {
-      config: helperAccess,
+      config: operatorOnly,
       schema: {
         ...common,
         operationId: 'setClock',
@@ -58,7 +82,7 @@ export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jo
   app.delete(
     '/clock',
     {
-      config: helperAccess,
+      config: operatorOnly,
       schema: { ...common, operationId: 'resetClock', summary: 'Restore real time', response: { 200: Type.Object({ now: Type.String() }) } },
     },
     async () => {
@@ -77,8 +101,9 @@ export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jo
         description:
           "Enqueues the current run of every recurring schedule, then runs every job due by the service's clock until none is left, and answers what ran. " +
           "With `workspaceId`, only that workspace's work: the schedules' runs are enqueued as jobs of that workspace, whose sweeps (the deletion purge, " +
-          'incentive expiry and provider retries, job pruning, closing abandoned imports) touch only its rows, and only its jobs run. Without it, ' +
-          "every workspace's due work runs, as the service's own poller runs it. Tests on a database other tests share pass their workspace.",
+          'incentive expiry and provider retries, job pruning, closing abandoned imports) touch only its rows, and only its jobs run. ' +
+          "A workspace's SUPER_ADMIN runs its own workspace's work alone (workspaceId, if given, must be its own: 404 otherwise); only the operator token (TEST_HELPERS_TOKEN) " +
+          "runs every workspace's due work, as the service's own poller runs it, when it gives no workspaceId.",
         querystring: Type.Object(
           {
             workspaceId: Type.Optional(
@@ -91,11 +116,8 @@ export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jo
       },
     },
     async (request) => {
-      const { workspaceId } = request.query;
-      if (workspaceId === undefined) return jobs.runDue();
-      const workspace = await deps.db.selectFrom('workspaces').select('workspace_id').where('workspace_id', '=', workspaceId).executeTakeFirst();
-      if (!workspace) throw notFound('Workspace', ['workspaceId']);
-      return jobs.runDue({ workspaceId });
+      const workspaceId = await scopeOf(request, request.query.workspaceId);
+      return workspaceId === undefined ? jobs.runDue() : jobs.runDue({ workspaceId });
     },
   );
 
@@ -109,19 +131,12 @@ export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jo
         summary: 'Send due webhook deliveries now',
         description:
           "Sends every webhook delivery due by the service's clock (move the clock to make retries due) and answers how many attempts were made, " +
-          "once each attempt's outcome is recorded. With `workspaceId`, only that workspace's deliveries.",
+          "once each attempt's outcome is recorded. Held to the caller's workspace for a workspace token; the operator token gives `workspaceId` or none (every workspace).",
         querystring: Type.Object({ workspaceId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false }),
         response: { 200: Type.Object({ attempted: Type.Integer(), succeeded: Type.Integer(), failed: Type.Integer() }), 400: Type.Ref(ErrorBody), 404: Type.Ref(ErrorBody) },
       },
     },
-    async (request) => {
-      const { workspaceId } = request.query;
-      if (workspaceId !== undefined) {
-        const workspace = await deps.db.selectFrom('workspaces').select('workspace_id').where('workspace_id', '=', workspaceId).executeTakeFirst();
-        if (!workspace) throw notFound('Workspace', ['workspaceId']);
-      }
-      return webhooks.dispatcher.runDue(workspaceId);
-    },
+    async (request) => webhooks.dispatcher.runDue(await scopeOf(request, request.query.workspaceId)),
   );
 
   app.post(
@@ -134,7 +149,7 @@ export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jo
         summary: 'Send due messages now',
         description:
           "Sends every queued message due by the service's clock (move the clock to make retries due), within each workspace's sending rate, and answers what the attempts came to " +
-          "once each outcome is recorded. With `workspaceId`, only that workspace's messages. Without SMTP configured there is nothing to send: all zeros.",
+          "once each outcome is recorded. Held to the caller's workspace for a workspace token; the operator token gives `workspaceId` or none (every workspace). Without SMTP configured there is nothing to send: all zeros.",
         querystring: Type.Object({ workspaceId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false }),
         response: {
           200: Type.Object({ attempted: Type.Integer(), sent: Type.Integer(), retrying: Type.Integer(), failed: Type.Integer(), notSent: Type.Integer() }),
@@ -144,11 +159,7 @@ export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jo
       },
     },
     async (request) => {
-      const { workspaceId } = request.query;
-      if (workspaceId !== undefined) {
-        const workspace = await deps.db.selectFrom('workspaces').select('workspace_id').where('workspace_id', '=', workspaceId).executeTakeFirst();
-        if (!workspace) throw notFound('Workspace', ['workspaceId']);
-      }
+      const workspaceId = await scopeOf(request, request.query.workspaceId);
       return (await mail.dispatcher?.runDue(workspaceId)) ?? { attempted: 0, sent: 0, retrying: 0, failed: 0, notSent: 0 };
     },
   );
@@ -171,7 +182,8 @@ export const testHelperRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; jo
           },
         },
       },
-      async (request) => reportAsProvider(deps.db, deps.clock, request.params.incentiveId, kind),
+      // A workspace's SUPER_ADMIN reaches its own incentives alone: another workspace's is a 404.
+      async (request) => reportAsProvider(deps.db, deps.clock, request.params.incentiveId, kind, request.operator ? undefined : principalOf(request).workspaceId),
     );
   }
 };

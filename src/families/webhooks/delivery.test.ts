@@ -105,7 +105,7 @@ describe('webhook delivery', () => {
     await startImport(service, tenant, 'email\n"unterminated@example.test\n');
     await runJobs(service, tenant);
     // signup.submitted, and consent.submitted (the form carried a consent)
-    const form = await createForm(service, tenant);
+    const form = await createForm(service, tenant, { consentFormId: 'panel-terms' });
     await submitted(service, form.signupFormId, { email: 'signup@example.test', consentFormId: 'panel-terms' });
 
     const report = await runDue(tenant);

@@ -17,6 +17,8 @@ const dns: Record<string, LookupAddress[]> = {
     { address: '10.1.2.3', family: 4 },
   ],
   'empty.example.com': [],
+  'compat.example.com': [{ address: '::7f00:1', family: 6 }],
+  'nat64.example.com': [{ address: '64:ff9b::a9fe:a9fe', family: 6 }],
 };
 const resolver = async (host: string): Promise<LookupAddress[]> => {
   if (host === 'localhost') return systemResolver(host);
@@ -73,6 +75,15 @@ const refusedUrls: [string, string][] = [
   ['a name resolving to a private address', 'https://intranet.example.com/x'],
   ['a name resolving to the metadata address', 'https://metadata.example.com/x'],
   ['a name with one private address among public ones', 'https://half-private.example.com/x'],
+  // Issue 32, item 7: IPv6 forms that carry an IPv4 address (targets.test.ts tries every special block).
+  ['IPv4-compatible loopback', 'https://[::7f00:1]/x'],
+  ['IPv4-compatible loopback, dotted', 'https://[::127.0.0.1]/x'],
+  ['IPv4-compatible metadata address', 'https://[::a9fe:a9fe]/x'],
+  ['NAT64 loopback', 'https://[64:ff9b::7f00:1]/x'],
+  ['6to4 loopback', 'https://[2002:7f00:1::]/x'],
+  ['Teredo', 'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/x'],
+  ['a name resolving to IPv4-compatible loopback', 'https://compat.example.com/x'],
+  ['a name resolving to a NAT64 metadata address', 'https://nat64.example.com/x'],
 ];
 
 describe('POST /webhook-endpoints', () => {

@@ -20,16 +20,82 @@ export class TargetRefusedError extends Error {
 }
 
 /**
- * Why an address may not be a webhook's target, or undefined when it may. Only globally routable
- * unicast addresses may: ipaddr.js classifies the rest (loopback, private, link-local, which holds
- * the cloud metadata address 169.254.169.254, unique-local, carrier-grade NAT, reserved,
- * multicast…), and an IPv4 address mapped into IPv6 is judged as the IPv4 address it is.
+ * Why an address may not be a webhook's target, or undefined when it may (issue 32, item 7).
+ *
+ * - IPv4: only what ipaddr.js classifies `unicast`: its range() lists hold the IANA IPv4
+ *   special-purpose registry (loopback, private, link-local with the cloud metadata address
+ *   169.254.169.254, carrier-grade NAT, 192.0.0.0/24, documentation, benchmarking, AS112, AMT,
+ *   6to4 relays, 240/4, broadcast, multicast…).
+ * - IPv6: only global unicast: inside 2000::/3 and `unicast` for ipaddr.js (whose lists hold the
+ *   IANA IPv6 special-purpose registry: documentation, ORCHID, 2001::/23, AS112, discard…).
+ *   Everything outside 2000::/3 is refused (the IPv4-compatible ::/96, whose `::7f00:1` ipaddr.js
+ *   calls unicast, among them). An IPv4-mapped address (::ffff:a.b.c.d) is judged as the IPv4
+ *   address it is. The transition forms that carry an IPv4 address (IPv4-compatible, SIIT
+ *   ::ffff:0:a.b.c.d, NAT64 64:ff9b::/96 and 64:ff9b:1::/48, 6to4 2002::/16, Teredo 2001::/32,
+ *   an ISATAP interface id) are refused whatever they embed, and the reason names the embedded
+ *   address: a gateway on the service's own network would carry the request to it.
  */
-export function forbiddenAddressReason(ipaddr: IpAddr, address: string): string | undefined {
-  if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
-  const parsed = ipaddr.process(address);
-  const range = parsed.range();
-  return range === 'unicast' ? undefined : `${parsed.toString()} is a ${range} address`;
+export function forbiddenAddressReason(ipaddr: IpAddr, given: string): string | undefined {
+  const address = canonicalAddress(given);
+  if (address === undefined || !ipaddr.isValid(address)) return `${given} is not an IP address`;
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv4') {
+    const range = parsed.range();
+    return range === 'unicast' ? undefined : `${parsed.toString()} is a ${range} address`;
+  }
+  const v6 = parsed as import('ipaddr.js').IPv6;
+  if (v6.isIPv4MappedAddress()) {
+    const v4 = v6.toIPv4Address();
+    const range = v4.range();
+    return range === 'unicast' ? undefined : `${v6.toString()} is the IPv4-mapped ${v4.toString()}, a ${range} address`;
+  }
+  const embedded = embeddedIPv4(ipaddr, v6);
+  if (embedded) return `${v6.toString()} is a ${embedded.form} address carrying ${embedded.v4}${embedded.v4Range === 'unicast' ? '' : `, a ${embedded.v4Range} address`}`;
+  const range = v6.range();
+  if (range !== 'unicast') return `${v6.toString()} is a ${range} address`;
+  // 2000::/3: the first three bits 001.
+  if (v6.parts[0]! >> 13 !== 0b001) return `${v6.toString()} is outside global unicast (2000::/3)`;
+  return undefined;
+}
+
+/**
+ * An IPv6 address in the WHATWG URL parser's canonical form (hex groups, zeros compressed), an
+ * IPv4 address as given; undefined when it is neither. ipaddr.js reads a trailing dotted quad
+ * after `::` as IPv4-mapped (`::127.0.0.1` as `::ffff:127.0.0.1`), not as the IPv4-compatible
+ * address it is; the canonical form (`::7f00:1`) leaves nothing to read two ways.
+ */
+function canonicalAddress(address: string): string | undefined {
+  if (!address.includes(':')) return address;
+  try {
+    const host = new URL(`http://[${address}]/`).hostname;
+    return host.slice(1, -1);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The IPv4 address an IPv6 transition form carries, and which form; undefined for none. */
+function embeddedIPv4(ipaddr: IpAddr, v6: import('ipaddr.js').IPv6): { form: string; v4: string; v4Range: string } | undefined {
+  const parts = v6.parts;
+  const v4From = (high: number, low: number) => {
+    const v4 = new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+    return { v4: v4.toString(), v4Range: v4.range() };
+  };
+  const [p0, p1, p2, p3, p4, p5, p6, p7] = parts as [number, number, number, number, number, number, number, number];
+  const zeroHigh = p0 === 0 && p1 === 0 && p2 === 0 && p3 === 0;
+  // ::/96, IPv4-compatible (deprecated): but :: and ::1, which are what they are.
+  if (zeroHigh && p4 === 0 && p5 === 0 && (p6 !== 0 || p7 > 1)) return { form: 'IPv4-compatible', ...v4From(p6, p7) };
+  // ::ffff:0:0:0/96, SIIT (RFC 6145).
+  if (zeroHigh && p4 === 0xffff && p5 === 0) return { form: 'IPv4-translated (SIIT)', ...v4From(p6, p7) };
+  // 64:ff9b::/96 and 64:ff9b:1::/48, NAT64 (RFC 6052, RFC 8215): the address in the last 32 bits.
+  if (p0 === 0x64 && p1 === 0xff9b && (p2 === 0 || p2 === 1)) return { form: 'NAT64', ...v4From(p6, p7) };
+  // 2002::/16, 6to4: the relay's IPv4 address in bits 16–47.
+  if (p0 === 0x2002) return { form: '6to4', ...v4From(p1, p2) };
+  // 2001::/32, Teredo: the client's IPv4 address, inverted, in the last 32 bits.
+  if (p0 === 0x2001 && p1 === 0) return { form: 'Teredo', ...v4From(p6 ^ 0xffff, p7 ^ 0xffff) };
+  // An ISATAP interface id (RFC 5214): ::0:5efe:a.b.c.d or ::200:5efe:a.b.c.d, under any prefix.
+  if ((p4 === 0 || p4 === 0x200) && p5 === 0x5efe) return { form: 'ISATAP', ...v4From(p6, p7) };
+  return undefined;
 }
 
 type IpAddr = typeof import('ipaddr.js');

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB, UserRole, UsersTable } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
-import { generateToken } from '../../http/tokens.js';
+import { digestToken, generateToken } from '../../http/tokens.js';
 import { idPrefixes, newId } from '../../ids.js';
 import { AdminError } from './errors.js';
 
@@ -109,6 +109,62 @@ export async function createToken(db: Kysely<DB>, workspaceId: string, userId: s
     })
     .execute();
   return { token, tokenId };
+}
+
+/** A token as the CLI lists it: never the token or its digest. */
+export interface TokenListing {
+  tokenId: string;
+  workspaceId: string;
+  userId: string;
+  canReadPersonalData: boolean;
+  canReadScreeners: boolean;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+/** The tokens of a user, or of every user of a workspace, oldest first (the CLI's `token list`). */
+export async function listTokens(db: Kysely<DB>, filter: { userId: string } | { workspaceId: string }): Promise<TokenListing[]> {
+  const rows = await db
+    .selectFrom('api_tokens')
+    .$if('userId' in filter, (query) => query.where('user_id', '=', (filter as { userId: string }).userId))
+    .$if('workspaceId' in filter, (query) => query.where('workspace_id', '=', (filter as { workspaceId: string }).workspaceId))
+    .select(['token_id', 'workspace_id', 'user_id', 'can_read_personal_data', 'can_read_screeners', 'created_at', 'revoked_at'])
+    .orderBy('token_id')
+    .execute();
+  return rows.map((row) => ({
+    tokenId: row.token_id,
+    workspaceId: row.workspace_id,
+    userId: row.user_id,
+    canReadPersonalData: row.can_read_personal_data,
+    canReadScreeners: row.can_read_screeners,
+    createdAt: new Date(row.created_at).toISOString(),
+    revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at).toISOString(),
+  }));
+}
+
+/**
+ * Revokes one token, named by its id or by the token itself (only its digest is compared): it
+ * answers 401 from then on (within AUTH_CACHE_SECONDS on other running instances). Revoking a
+ * revoked token changes nothing and answers when it was revoked.
+ */
+export async function revokeToken(db: Kysely<DB>, which: { tokenId: string } | { token: string }, at: Date = new Date()): Promise<{ tokenId: string; userId: string; revokedAt: string }> {
+  const byId = 'tokenId' in which;
+  const row = await db
+    .selectFrom('api_tokens')
+    .$if(byId, (query) => query.where('token_id', '=', (which as { tokenId: string }).tokenId))
+    .$if(!byId, (query) => query.where('token_digest', '=', digestToken((which as { token: string }).token)))
+    .select(['workspace_id', 'token_id', 'user_id', 'revoked_at'])
+    .executeTakeFirst();
+  if (!row) throw new AdminError(byId ? `Token ${(which as { tokenId: string }).tokenId} not found` : 'No such token');
+  if (row.revoked_at !== null) return { tokenId: row.token_id, userId: row.user_id, revokedAt: new Date(row.revoked_at).toISOString() };
+  await db
+    .updateTable('api_tokens')
+    .set({ revoked_at: at.toISOString() })
+    .where('workspace_id', '=', row.workspace_id)
+    .where('token_id', '=', row.token_id)
+    .where('revoked_at', 'is', null)
+    .execute();
+  return { tokenId: row.token_id, userId: row.user_id, revokedAt: at.toISOString() };
 }
 
 /** The user's workspace, found from the user id alone (the CLI's `token create --user`). */

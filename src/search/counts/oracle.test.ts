@@ -253,13 +253,13 @@ describe('search totals from the counts held in process', () => {
     plain = await startTestService({ ...smtpConfig(receiver), searchCounts: false }, { database: service.database });
     tenant = await createTenant(service);
     panel = await createPanel(service, tenant);
-    studyId = await createStudy(service, tenant, { studyType: 'INTERVIEWS', launch: true });
+    studyId = await createStudy(service, tenant, { studyType: 'INTERVIEWS', launch: true, studyPlan: { consentFormId: 'consent-v1' } });
     const personIds = await insertPeople(service, tenant.workspaceId, Array.from({ length: 1200 }, () => seedPerson(random, panel, now)));
     // Opted-out and deleted people are refused as item errors: the rest become participants.
     const added = await call(service, 'POST', `/studies/${studyId}/participants`, { token: tenant.token, body: { personIds: personIds.slice(0, 500) } });
     expect(added.statusCode, added.body).toBe(200);
     await mixParticipants(random);
-    const otherStudyId = await createStudy(service, tenant, { studyType: 'INTERVIEWS', launch: true });
+    const otherStudyId = await createStudy(service, tenant, { studyType: 'INTERVIEWS', launch: true, studyPlan: { consentFormId: 'consent-v1' } });
     const joined = await call(service, 'POST', `/studies/${otherStudyId}/participants`, { token: tenant.token, body: { personIds: personIds.filter(() => random.chance(0.2)).slice(0, 500) } });
     expect(joined.statusCode, joined.body).toBe(200);
     sets.studies.push(studyId, otherStudyId);
