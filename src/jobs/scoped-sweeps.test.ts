@@ -117,7 +117,8 @@ async function stateOf(work: DueWork) {
 const untouched = {
   expiring: { status: 'UNCLAIMED', providerState: 'ORDERED' },
   pending: { status: 'UNCLAIMED', providerState: 'PENDING' },
-  person: { purged: false, firstName: 'Gone' },
+  // Erased by the deletion itself; the purge marks the row and vacuums the old versions.
+  person: { purged: false, firstName: null },
   upload: { status: 'RECEIVING', chunks: 1 },
   oldJobKept: true,
   oldKeyKept: true,

@@ -38,7 +38,7 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
           'repeated column in one 400, with the columns allowed); a refused file changes nothing. Data rows are checked by the import: a bad ' +
           'row is reported by its row number while the good rows go in. A row where the file stops being valid CSV (a quote never closed, ' +
           'say) ends the import, FAILED: the rows before it stay imported, the rows after it are not read, and the report says so. ' +
-          `Rows are committed in batches of ${service.IMPORT_BATCH_ROWS}: a crash or restart resumes after the last committed row. ` +
+          `Rows are committed in batches of ${service.IMPORT_BATCH_ROWS} (500 on the embedded store, whose one connection other requests wait for): a crash or restart resumes after the last committed row. ` +
           'A token without the personal-data right may not import (403): rows upsert by email, so each would answer whether its email is in the panel.',
         tags,
         querystring: CreateImportQuery,

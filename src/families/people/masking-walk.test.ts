@@ -47,7 +47,7 @@ describe('a token without the personal-data right', () => {
     const personId = person.json<{ personId: string }>().personId;
     const other = await call(service, 'POST', '/people', { token: tenant.token, body: { email: values.bounced, firstName: values.firstName } });
     const otherId = other.json<{ personId: string }>().personId;
-    const study = await call(service, 'POST', '/studies', { token: tenant.token, body: { studyType: 'INTERVIEWS', recruitmentStrategy: 'IN_SERVICE', studyPlan: { name: 'Walk' } } });
+    const study = await call(service, 'POST', '/studies', { token: tenant.token, body: { studyType: 'INTERVIEWS', recruitmentStrategy: 'IN_SERVICE', studyPlan: { name: 'Walk', consentFormId: 'walk-terms' } } });
     const studyId = study.json<{ studyId: string }>().studyId;
     await call(service, 'POST', `/studies/${studyId}/launch`, { token: tenant.token });
     const added = await call(service, 'POST', `/studies/${studyId}/participants`, { token: tenant.token, body: { personIds: [personId, otherId] } });
@@ -58,7 +58,7 @@ describe('a token without the personal-data right', () => {
     expect(await runMail(service, tenant)).toMatchObject({ sent: 1, failed: 1 });
     const incentive = await call(service, 'POST', '/incentives', { token: tenant.token, body: { participantId, type: 'MONEY_OR_GIFT_CARD', amountCents: 500 } });
     const consent = await call(service, 'POST', '/consent-submissions', { token: tenant.token, body: { personId, studyId, text: 'I agree' } });
-    const form = await createForm(service, tenant);
+    const form = await createForm(service, tenant, { consentFormId: 'walk-terms' });
     const submission = await submit(service, form.signupFormId, { email: values.email, referralCode: 'WALK' });
     const messages = await call(service, 'GET', '/messages', { token: tenant.token, query: { status: 'FAILED' } });
     const segment = await call(service, 'POST', '/segments', { token: tenant.token, body: { name: 'Everyone', filter: { filters: [] } } });

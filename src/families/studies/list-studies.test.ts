@@ -201,18 +201,18 @@ describe('GET /studies', () => {
     it('refuses a tampered or truncated cursor with 400 naming ["startCursor"]', async () => {
       const tenant = await createTenant(service);
       const cursor = await firstPage(tenant);
-      const [payload, signature] = cursor.split('.') as [string, string];
       const flip = (text: string, at: number) => text.slice(0, at) + (text[at] === 'A' ? 'B' : 'A') + text.slice(at + 1);
+      // A cursor is sealed (AES-256-GCM, src/http/cursor.ts): any change to any part of it is refused.
       const forged = Buffer.from(JSON.stringify(['stu_ZZZZZZZZZZZZZZZZZZZZZZZZZZ'])).toString('base64url');
       for (const startCursor of [
         flip(cursor, 0),
-        `${flip(payload, 2)}.${signature}`,
-        `${payload}.${flip(signature, 5)}`,
+        flip(cursor, cursor.length >> 1),
+        flip(cursor, cursor.length - 1),
         cursor.slice(0, -1),
         cursor.slice(0, cursor.length >> 1),
-        payload,
-        `${forged}.${signature}`,
-        `${cursor}.${signature}`,
+        `${cursor}A`,
+        forged,
+        `${forged}.${cursor}`,
         'not-a-cursor',
       ]) {
         await expectCursorRefused(tenant, { startCursor });
