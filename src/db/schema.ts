@@ -336,6 +336,7 @@ export interface DB {
   message_templates: MessageTemplatesTable;
   messages: MessagesTable;
   message_events: MessageEventsTable;
+  participant_links: ParticipantLinksTable;
 }
 
 export type JobState = 'queued' | 'running' | 'completed' | 'failed';
@@ -714,4 +715,22 @@ export interface MessageEventsTable {
   type: MessageEventType;
   smtp_code: number | null;
   detail: string | null;
+}
+
+export type ParticipantLinkPurpose = 'SCREENER' | 'CONSENT' | 'WITHDRAWAL';
+
+/** Links to the participant's pages (src/families/participant-links/): the token's SHA-256 only. */
+export interface ParticipantLinksTable {
+  workspace_id: string;
+  link_id: string;
+  participant_id: string;
+  study_id: string;
+  person_id: string;
+  purpose: ParticipantLinkPurpose;
+  token_sha256: Buffer;
+  message_id: string | null;
+  created_by_user_id: string | null;
+  created_at: Timestamp;
+  expires_at: Timestamp | null;
+  last_used_at: Timestamp | null;
 }
