@@ -159,7 +159,7 @@ export interface paths {
         get?: never;
         /**
          * Create or replace a study's screener
-         * @description Creates or replaces the SERVICE screener of a draft study (questions replaced in the given order) and sets includeScreener to true. Survey studies screen on their survey platform: 400. The response is the screener, or null for a token that cannot read screeners.
+         * @description Creates or replaces the SERVICE screener of a study that is not CLOSED (questions replaced in the given order) and sets includeScreener to true. Each PUT is a new revision: the questions get new ids (versions) and keep their keys; answers keep the version they answered, and versions nobody answered are dropped. Select questions take choices, each with a rule (QUALIFIES, DISQUALIFIES, NEUTRAL); NUMBER and SCALE questions take bounds and ranges with rules; `showWhen` shows a question only when an earlier answer matches; `mappedToPropertyId` must name a property of a compatible type. The whole definition is checked and every problem reported, each with its path; a refused PUT changes nothing. Survey studies screen on their survey platform: 400. The response is the screener, or null for a token that cannot read screeners. Guide: docs/api/screeners.md.
          *
          *     Requires the right `screeners:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
          */
@@ -167,7 +167,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a study's screener
-         * @description Deletes the screener and its questions from a draft study and sets includeScreener to false. Only SERVICE screeners; not for survey studies (400).
+         * @description Deletes the screener and its questions from a draft study and sets includeScreener to false. Only SERVICE screeners; not for survey studies (400). A screener whose questions have answers is kept (409).
          *
          *     Reference operation E21. Requires the right `screeners:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
          */
@@ -1931,9 +1931,54 @@ export interface components {
             fullname: string;
             email: string;
         };
-        /** ScreenerQuestion */
-        ScreenerQuestion: {
+        /**
+         * ScreenerChoice
+         * @description A choice of a SINGLE_SELECT, MULTI_SELECT or YES_NO question. `id` is stable across edits: answers and skip logic name it.
+         */
+        ScreenerChoice: {
+            /** @description Letters, digits, _ and -; at most 64. */
             id: string;
+            /** @description What the person reads. Unique within the question, ignoring case. */
+            label: string;
+            /** @enum {string} */
+            rule: "QUALIFIES" | "DISQUALIFIES" | "NEUTRAL";
+        };
+        /**
+         * ScreenerRange
+         * @description A range of answers of a NUMBER or SCALE question and what an answer in it does.
+         */
+        ScreenerRange: {
+            /** @description Inclusive; left out: no lower bound. */
+            min?: number;
+            /** @description Inclusive; left out: no upper bound. */
+            max?: number;
+            /** @enum {string} */
+            rule: "QUALIFIES" | "DISQUALIFIES" | "NEUTRAL";
+        };
+        /**
+         * ScreenerShowWhen
+         * @description Skip logic: the question is shown only when the earlier question `questionKey` was shown and answered with one of `choiceIds` (any of them, for MULTI_SELECT) or with a number in `range`. Exactly one of the two.
+         */
+        ScreenerShowWhen: {
+            /** @description The key of an earlier question. */
+            questionKey: string;
+            choiceIds?: string[];
+            range?: {
+                /** @description Inclusive; left out: no lower bound. */
+                min?: number;
+                /** @description Inclusive; left out: no upper bound. */
+                max?: number;
+            };
+        };
+        /**
+         * ScreenerQuestion
+         * @description One version of a question. `id` names this version: an edit of the screener makes new versions (new ids) and answers keep the version they answered; `key` is the question across versions. `choices` is present for SINGLE_SELECT, MULTI_SELECT and YES_NO questions; `minimum`, `maximum`, `integer` and `ranges` for NUMBER and SCALE questions; `showWhen` when the question has skip logic.
+         */
+        ScreenerQuestion: {
+            /** @description This version of the question. */
+            id: string;
+            /** @description The question across versions; skip logic names earlier questions by it. */
+            key: string;
             workspaceId: string;
             category: string;
             type: string;
@@ -1942,6 +1987,12 @@ export interface components {
             description: string | null;
             mappedToPropertyId: string | null;
             questionTemplateId: string | null;
+            choices?: components["schemas"]["ScreenerChoice"][];
+            minimum?: number;
+            maximum?: number;
+            integer?: boolean;
+            ranges?: components["schemas"]["ScreenerRange"][];
+            showWhen?: components["schemas"]["ScreenerShowWhen"];
         };
         /**
          * Screener
@@ -1953,11 +2004,13 @@ export interface components {
          *       "type": "SERVICE",
          *       "showSchedulerToQualified": true,
          *       "qualifyByDefault": false,
+         *       "revision": 2,
          *       "createdAt": "2026-11-22T10:00:00.000Z",
          *       "updatedAt": "2026-11-22T10:05:00.000Z",
          *       "questions": [
          *         {
          *           "id": "sqn_01JD0000000000000000000000",
+         *           "key": "frequency",
          *           "workspaceId": "wsp_01JD0000000000000000000000",
          *           "category": "simple",
          *           "type": "SINGLE_SELECT",
@@ -1965,7 +2018,46 @@ export interface components {
          *           "isRequired": true,
          *           "description": null,
          *           "mappedToPropertyId": null,
-         *           "questionTemplateId": null
+         *           "questionTemplateId": null,
+         *           "choices": [
+         *             {
+         *               "id": "weekly",
+         *               "label": "Every week",
+         *               "rule": "QUALIFIES"
+         *             },
+         *             {
+         *               "id": "never",
+         *               "label": "Never",
+         *               "rule": "DISQUALIFIES"
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "id": "sqn_01JD0000000000000000000001",
+         *           "key": "orders",
+         *           "workspaceId": "wsp_01JD0000000000000000000000",
+         *           "category": "simple",
+         *           "type": "NUMBER",
+         *           "name": "How many orders did you place last month?",
+         *           "isRequired": false,
+         *           "description": null,
+         *           "mappedToPropertyId": null,
+         *           "questionTemplateId": null,
+         *           "minimum": 0,
+         *           "maximum": 1000,
+         *           "integer": true,
+         *           "ranges": [
+         *             {
+         *               "max": 0,
+         *               "rule": "DISQUALIFIES"
+         *             }
+         *           ],
+         *           "showWhen": {
+         *             "questionKey": "frequency",
+         *             "choiceIds": [
+         *               "weekly"
+         *             ]
+         *           }
          *         }
          *       ],
          *       "externalSurveyId": null,
@@ -1984,7 +2076,10 @@ export interface components {
             /** @enum {string} */
             type: "SERVICE" | "EXTERNAL_SURVEY";
             showSchedulerToQualified: boolean;
+            /** @description What a submission whose answers fire no rule gives: a choice or range that DISQUALIFIES disqualifies (the first, in question order, wins over any that QUALIFIES); otherwise one that QUALIFIES qualifies; when none fired, true qualifies the person and false leaves them SUBMITTED for the team to review. */
             qualifyByDefault: boolean;
+            /** @description The current revision: 1 when created, one more at each PUT. The questions are those of this revision. */
+            revision: number;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -4586,28 +4681,113 @@ export interface operations {
                  *       "qualifyByDefault": false,
                  *       "questions": [
                  *         {
+                 *           "key": "frequency",
                  *           "name": "How often do you shop online?",
-                 *           "type": "SHORT_FORM",
-                 *           "category": "simple",
-                 *           "isRequired": true
+                 *           "type": "SINGLE_SELECT",
+                 *           "isRequired": true,
+                 *           "choices": [
+                 *             {
+                 *               "id": "weekly",
+                 *               "label": "Every week",
+                 *               "rule": "QUALIFIES"
+                 *             },
+                 *             {
+                 *               "id": "monthly",
+                 *               "label": "Every month"
+                 *             },
+                 *             {
+                 *               "id": "never",
+                 *               "label": "Never",
+                 *               "rule": "DISQUALIFIES"
+                 *             }
+                 *           ]
+                 *         },
+                 *         {
+                 *           "key": "orders",
+                 *           "name": "How many orders did you place last month?",
+                 *           "type": "NUMBER",
+                 *           "minimum": 0,
+                 *           "maximum": 1000,
+                 *           "integer": true,
+                 *           "ranges": [
+                 *             {
+                 *               "max": 0,
+                 *               "rule": "DISQUALIFIES"
+                 *             }
+                 *           ],
+                 *           "showWhen": {
+                 *             "questionKey": "frequency",
+                 *             "choiceIds": [
+                 *               "weekly",
+                 *               "monthly"
+                 *             ]
+                 *           }
                  *         }
                  *       ]
                  *     }
                  */
                 "application/json": {
+                    /** @description What a submission whose answers fire no rule gives: a choice or range that DISQUALIFIES disqualifies (the first, in question order, wins over any that QUALIFIES); otherwise one that QUALIFIES qualifies; when none fired, true qualifies the person and false leaves them SUBMITTED for the team to review. Left out: unchanged (false for a new screener). */
                     qualifyByDefault?: boolean;
                     showSchedulerToQualified?: boolean;
                     questions: {
+                        /** @description The question across edits; skip logic names earlier questions by it. Unique within the screener; left out: the service makes one. */
+                        key?: string;
                         name: string;
                         /** @enum {string} */
-                        type: "SHORT_FORM" | "LONG_FORM" | "SINGLE_SELECT" | "MULTI_SELECT" | "NUMBER" | "DATE" | "EMAIL" | "PHONE_NUMBER" | "SCALE";
+                        type: "SHORT_FORM" | "LONG_FORM" | "SINGLE_SELECT" | "MULTI_SELECT" | "NUMBER" | "DATE" | "EMAIL" | "PHONE_NUMBER" | "SCALE" | "YES_NO";
                         /** @enum {string} */
                         category?: "simple" | "contact" | "consent";
-                        /** @default false */
+                        /**
+                         * @description Whether a person shown the question must answer it.
+                         * @default false
+                         */
                         isRequired?: boolean;
                         description?: string;
+                        /** @description The person property the answer is written to. Checked when defined: SHORT_FORM, LONG_FORM, EMAIL and PHONE_NUMBER map to STRING; NUMBER and SCALE to NUMBER; DATE to DATETIME; YES_NO to BOOLEAN; SINGLE_SELECT to SINGLE_SELECT and MULTI_SELECT to MULTI_SELECT properties whose options include every choice's label (ignoring case). At most one question maps to a property. An unknown id (or another workspace's) is a 404 naming this field. */
                         mappedToPropertyId?: string;
                         questionTemplateId?: string;
+                        /** @description SINGLE_SELECT and MULTI_SELECT: required, at least one. YES_NO: optional, exactly the ids `yes` and `no` (left out: labels Yes and No, both NEUTRAL). `rule` (default NEUTRAL) says what picking the choice does: QUALIFIES, DISQUALIFIES or NEUTRAL. */
+                        choices?: {
+                            /** @description Letters, digits, _ and -; at most 64. */
+                            id: string;
+                            /** @description What the person reads. Unique within the question, ignoring case. */
+                            label: string;
+                            /**
+                             * @default NEUTRAL
+                             * @enum {string}
+                             */
+                            rule?: "QUALIFIES" | "DISQUALIFIES" | "NEUTRAL";
+                        }[];
+                        /** @description NUMBER and SCALE (required for SCALE): the smallest answer accepted. */
+                        minimum?: number;
+                        /** @description NUMBER and SCALE (required for SCALE): the largest answer accepted. */
+                        maximum?: number;
+                        /** @description NUMBER: only whole numbers are accepted (default false). SCALE always takes whole numbers. */
+                        integer?: boolean;
+                        /** @description NUMBER and SCALE: what an answer in each range does. Bounds inclusive, at least one per range; ranges must not overlap. */
+                        ranges?: {
+                            /** @description Inclusive; left out: no lower bound. */
+                            min?: number;
+                            /** @description Inclusive; left out: no upper bound. */
+                            max?: number;
+                            /** @enum {string} */
+                            rule: "QUALIFIES" | "DISQUALIFIES" | "NEUTRAL";
+                        }[];
+                        /** @description Skip logic: show this question only when the earlier question was shown and its answer matches. Exactly one of choiceIds and range. */
+                        showWhen?: {
+                            /** @description The key of an earlier question. */
+                            questionKey: string;
+                            /** @description For a SINGLE_SELECT, MULTI_SELECT or YES_NO question. */
+                            choiceIds?: string[];
+                            /** @description For a NUMBER or SCALE question. */
+                            range?: {
+                                /** @description Inclusive; left out: no lower bound. */
+                                min?: number;
+                                /** @description Inclusive; left out: no upper bound. */
+                                max?: number;
+                            };
+                        };
                     }[];
                 };
             };
@@ -4673,7 +4853,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description Study not found (also for another workspace's study). */
+            /** @description Study not found (also for another workspace's study), or a mappedToPropertyId the workspace does not have; `path` names it. */
             404: {
                 headers: {
                     /** @description Requests allowed per window for this token. */
@@ -4688,7 +4868,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Study is not in draft status. */
+            /** @description The study is CLOSED. */
             409: {
                 headers: {
                     /** @description Requests allowed per window for this token. */
@@ -4871,7 +5051,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Study is not in draft status. */
+            /** @description Study is not in draft status, or the screener has answers. */
             409: {
                 headers: {
                     /** @description Requests allowed per window for this token. */
