@@ -384,6 +384,7 @@ export interface DB {
   messages: MessagesTable;
   message_events: MessageEventsTable;
   participant_links: ParticipantLinksTable;
+  screener_responses: ScreenerResponsesTable;
 }
 
 export type JobState = 'queued' | 'running' | 'completed' | 'failed';
@@ -780,4 +781,20 @@ export interface ParticipantLinksTable {
   created_at: Timestamp;
   expires_at: Timestamp | null;
   last_used_at: Timestamp | null;
+}
+
+/** A participant's submission of a screener (src/families/screener-responses/): one per participant. */
+export interface ScreenerResponsesTable {
+  workspace_id: string;
+  participant_id: string;
+  study_id: string;
+  person_id: string;
+  revision: number;
+  outcome: 'QUALIFIED' | 'DISQUALIFIED' | 'NEEDS_REVIEW';
+  decided_by: Json<unknown>;
+  suspected_bot: ColumnType<boolean, boolean | undefined, boolean>;
+  started_at: Timestamp | null;
+  submitted_at: Timestamp;
+  seconds_to_complete: number | null;
+  link_id: string | null;
 }

@@ -4,11 +4,14 @@ import type { ServiceDeps } from '../context.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import * as links from '../families/participant-links/service.js';
 import { tokenAsSpelled } from '../families/messages/unsubscribe.js';
-import { findLinkPageFacts, findScreenerQuestions, type LinkPageFacts } from '../families/participant-links/queries.js';
+import { findLinkPageFacts, type LinkPageFacts } from '../families/participant-links/queries.js';
+import { submitScreener } from '../families/screener-responses/service.js';
+import type { AnswerError } from '../families/studies/screener-rules.js';
+import { type AnswerableQuestion, findAnswerableScreener } from '../families/studies/service.js';
 import { chooseLocale, type MessageKey, translator, type Translator } from './i18n.js';
 import { documentOf, NoticePage } from './layout.js';
-import { type QuestionView, ScreenerPage } from './screener-page.js';
-import { formToken, setPageHeaders } from './security.js';
+import { type PostedAnswers, type QuestionView, ScreenerPage } from './screener-page.js';
+import { formToken, formTokenIsValid, isCrossSitePost, setPageHeaders } from './security.js';
 import { participantStylesheet, participantStylesheetPath } from './styles.js';
 
 /** The purpose the forms' anti-forgery key is derived for (HKDF from the service's secrets key). */
@@ -30,8 +33,52 @@ const kindOfType: Record<string, QuestionView['kind']> = {
   EMAIL: 'email',
   PHONE_NUMBER: 'phone',
   SINGLE_SELECT: 'single',
+  YES_NO: 'single',
   MULTI_SELECT: 'multi',
 };
+
+const viewOf = (question: AnswerableQuestion): QuestionView => ({
+  id: question.id,
+  text: question.text,
+  description: question.description,
+  required: question.isRequired,
+  kind: kindOfType[question.type] ?? 'text',
+  choices: (question.choices ?? []).map((choice) => ({ id: choice.id, label: choice.label })),
+});
+
+/** An answer's error in the page's language (the rules' `message` is the API's English). */
+function errorText(i18n: Translator, error: AnswerError): string {
+  switch (error.code) {
+    case 'REQUIRED':
+      return i18n.t('errors.required');
+    case 'CHOOSE':
+      return i18n.t('errors.chooseOne');
+    case 'UNKNOWN_CHOICE':
+    case 'UNKNOWN_QUESTION':
+      return i18n.t('errors.unknownChoice');
+    case 'NOT_A_NUMBER':
+      return i18n.t('errors.notANumber');
+    case 'NOT_WHOLE':
+      return i18n.t('errors.notWhole');
+    case 'BELOW_MINIMUM':
+      return i18n.t('errors.belowMinimum', { limit: error.limit ?? 0 });
+    case 'ABOVE_MAXIMUM':
+      return i18n.t('errors.aboveMaximum', { limit: error.limit ?? 0 });
+    case 'NOT_A_DATE':
+      return i18n.t('errors.notADate');
+    case 'TOO_LONG':
+      return i18n.t('errors.tooLong', { max: error.limit ?? 0 });
+    case 'NOT_AN_EMAIL':
+      return i18n.t('errors.notAnEmail');
+    case 'NOT_A_PHONE':
+      return i18n.t('errors.notAPhone');
+    case 'NOT_A_TEXT':
+      return i18n.t('errors.required');
+  }
+}
+
+/** The most a form post may carry: the longest answers of a long screener, with room. */
+const FORM_BODY_LIMIT = 256 * 1024;
 
 function sendPage(reply: FastifyReply, status: number, page: VNode): FastifyReply {
   setPageHeaders(reply, { cacheable: false });
@@ -94,6 +141,8 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
     return { link, facts, i18n, db };
   };
 
+  const studyNameOf = (facts: LinkPageFacts) => facts.studyPlan.externalName ?? facts.studyPlan.name ?? '';
+
   /** The notice that stands instead of the screener, or undefined when the person may answer it. */
   const screenerUnavailable = (reply: FastifyReply, facts: LinkPageFacts, i18n: Translator) => {
     const from = facts.workspaceName;
@@ -107,28 +156,95 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
     return undefined;
   };
 
+  const showScreener = (
+    reply: FastifyReply,
+    status: number,
+    opened: { link: links.ResolvedLink; facts: LinkPageFacts; i18n: Translator },
+    path: string,
+    questions: AnswerableQuestion[],
+    options: { answers?: PostedAnswers; errors?: AnswerError[]; startedAt?: string } = {},
+  ) => {
+    const { link, facts, i18n } = opened;
+    const startedAt = options.startedAt ?? String(deps.clock.now().getTime());
+    const errors = new Map((options.errors ?? []).map((error) => [error.questionId, errorText(i18n, error)]));
+    return sendPage(
+      reply,
+      status,
+      <ScreenerPage
+        i18n={i18n}
+        from={facts.workspaceName}
+        study={studyNameOf(facts)}
+        description={facts.studyPlan.externalDescription}
+        questions={questions.map(viewOf)}
+        action={path}
+        formToken={formToken(formKey, link.linkId, `screener\u0000${startedAt}`)}
+        startedAt={startedAt}
+        {...(options.answers ? { answers: options.answers } : {})}
+        errors={errors}
+      />,
+    );
+  };
+
   app.get<{ Params: { token: string } }>('/p/:token', async (request, reply) => {
     const opened = await open(request, reply);
     if (!opened) return reply;
     const { link, facts, i18n, db } = opened;
     if (screenerUnavailable(reply, facts, i18n)) return reply;
-    const study = facts.studyPlan.externalName ?? facts.studyPlan.name ?? '';
-    const questions = (await findScreenerQuestions(db, link.workspaceId, link.studyId)).map(
-      (question): QuestionView => ({ id: question.question_id, text: question.name, description: question.description, required: question.is_required, kind: kindOfType[question.type] ?? 'text', choices: [] }),
-    );
-    if (questions.length === 0) return notice(reply, 200, i18n, 'screener.none.title', 'screener.none.body', { from: facts.workspaceName, values: { study } });
-    return sendPage(
-      reply,
-      200,
-      <ScreenerPage
-        i18n={i18n}
-        from={facts.workspaceName}
-        study={study}
-        description={facts.studyPlan.externalDescription}
-        questions={questions}
-        action={`/p/${request.params.token}`}
-        formToken={formToken(formKey, link.linkId, 'screener')}
-      />,
-    );
+    const screener = await findAnswerableScreener(db, link.workspaceId, link.studyId);
+    if (!screener || screener.questions.length === 0) return notice(reply, 200, i18n, 'screener.none.title', 'screener.none.body', { from: facts.workspaceName, values: { study: studyNameOf(facts) } });
+    return showScreener(reply, 200, opened, request.url.split('?')[0]!, screener.questions);
+  });
+
+  // Forms post URL-encoded text; nothing else is taken here.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => {
+    const posted: PostedAnswers = {};
+    for (const [name, value] of new URLSearchParams(body as string)) (posted[name] ??= []).push(value);
+    done(null, posted);
+  });
+
+  app.post<{ Params: { token: string }; Body: PostedAnswers }>('/p/:token', async (request, reply) => {
+    const browserLocale = translator(chooseLocale(undefined, request.headers['accept-language']));
+    const posted = request.body && typeof request.body === 'object' ? request.body : {};
+    // Another site's form cannot post here: the browser says where the post comes from.
+    if (isCrossSitePost(request, deps.config.publicUrl)) return notice(reply, 403, browserLocale, 'form.expired.title', 'form.expired.body');
+    const opened = await open(request, reply);
+    if (!opened) return reply;
+    const { link, facts, i18n, db } = opened;
+    const startedAt = posted.startedAt?.[0] ?? '';
+    if (!/^\d{1,15}$/.test(startedAt) || !formTokenIsValid(formKey, link.linkId, `screener\u0000${startedAt}`, posted.formToken?.[0])) {
+      return notice(reply, 403, i18n, 'form.expired.title', 'form.expired.body', { from: facts.workspaceName });
+    }
+    if (screenerUnavailable(reply, facts, i18n)) return reply;
+    const answers: Record<string, unknown> = {};
+    for (const [name, values] of Object.entries(posted)) {
+      if (!name.startsWith('q_')) continue;
+      answers[name.slice(2)] = values.length > 1 ? values : values[0];
+    }
+    const at = deps.clock.now().toISOString();
+    const result = await submitScreener(db, {
+      workspaceId: link.workspaceId,
+      studyId: link.studyId,
+      participantId: link.participantId,
+      linkId: link.linkId,
+      answers,
+      startedAt: new Date(Number(startedAt)).toISOString(),
+      suspectedBot: (posted.website?.[0] ?? '') !== '',
+      at,
+    });
+    const from = facts.workspaceName;
+    const study = studyNameOf(facts);
+    switch (result.kind) {
+      case 'INVALID': {
+        // A multiple choice with one box ticked is one value; the page shows what was posted.
+        return showScreener(reply, 400, opened, request.url.split('?')[0]!, result.questions, { answers: posted, errors: result.errors, startedAt });
+      }
+      case 'NO_SCREENER':
+        return notice(reply, 200, i18n, 'screener.none.title', 'screener.none.body', { from, values: { study } });
+      case 'ALREADY_SUBMITTED':
+        return notice(reply, 200, i18n, 'screener.answered.title', 'screener.answered.body', { from, values: { study, date: new Date(at) } });
+      case 'RECORDED':
+        // The reason for a disqualification is never shown: the person reads a kind, general word.
+        return notice(reply, 200, i18n, 'screener.thanks.title', result.outcome === 'DISQUALIFIED' ? 'screener.notSelected.body' : 'screener.thanks.body', { from, values: { study } });
+    }
   });
 };

@@ -32,6 +32,8 @@ export interface ScreenerPageProps {
   /** Where the form posts: the page's own path. */
   action: string;
   formToken: string;
+  /** When the page was first served (milliseconds): the form carries it back, vouched for by its token, for the time to complete. */
+  startedAt: string;
   answers?: PostedAnswers;
   errors?: Map<string, string>;
 }
@@ -127,7 +129,7 @@ export function ScreenerPage(props: ScreenerPageProps) {
       <p>{i18n.t('screener.intro', { minutes })}</p>
       <form method="post" action={props.action} novalidate>
         <input type="hidden" name="formToken" value={props.formToken} />
-        <input type="hidden" name="startedAt" value={(props.answers?.startedAt ?? [])[0] ?? String(Date.now())} />
+        <input type="hidden" name="startedAt" value={props.startedAt} />
         <div class="honeypot" aria-hidden="true">
           <label for="website">Website</label>
           <input type="text" id="website" name="website" tabIndex={-1} autocomplete="off" />

@@ -362,3 +362,50 @@ function completionOf(participant: ParticipantRow, body: UpdateParticipantBody, 
   const completedAt = testCompletedAt ?? (isInterview ? interviewStartTime : null) ?? at;
   return isInterview || testCompletedAt !== null ? { completed_at: completedAt } : { completed_at: completedAt, test_completed_at: at };
 }
+
+/**
+ * For the screener's submission (the participant's own page): the participant, locked, moves
+ * screenerState to SUBMITTED, then to QUALIFIED or DISQUALIFIED when the answers decided it (a
+ * screener left for review stays SUBMITTED), with screenerSubmittedAt, a status event per move
+ * (no user: the person did it) and their webhook events, in the caller's transaction. Answers
+ * `undefined`, changing nothing, when the participant is gone or has already submitted: one
+ * submission per participant.
+ */
+export async function recordScreenerSubmission(
+  transaction: Kysely<DB>,
+  workspaceId: string,
+  studyId: string,
+  participantId: string,
+  outcome: 'QUALIFIED' | 'DISQUALIFIED' | 'NEEDS_REVIEW',
+  at: string,
+): Promise<{ personId: string; screenerState: string } | undefined> {
+  if (!transaction.isTransaction) throw new Error('A screener submission is recorded in the transaction of its answers: pass a transaction');
+  const participant = await queries.lockParticipant(transaction, workspaceId, studyId, participantId);
+  if (!participant || participant.screener_submitted_at !== null || ['SUBMITTED', 'QUALIFIED', 'DISQUALIFIED'].includes(participant.screener_state)) return undefined;
+  const moves: { from: string; to: 'SUBMITTED' | 'QUALIFIED' | 'DISQUALIFIED' }[] = [{ from: participant.screener_state, to: 'SUBMITTED' }];
+  if (outcome !== 'NEEDS_REVIEW') moves.push({ from: 'SUBMITTED', to: outcome });
+  const final = moves[moves.length - 1]!.to;
+  await queries.updateParticipant(transaction, workspaceId, participantId, { screener_state: final, screener_submitted_at: at, updated_at: at });
+  await queries.insertStatusEvents(
+    transaction,
+    moves.map((move) => ({
+      field: 'screenerState' as const,
+      from_value: move.from,
+      to_value: move.to,
+      is_contact: false,
+      workspace_id: workspaceId,
+      study_id: studyId,
+      participant_id: participantId,
+      person_id: participant.person_id,
+      user_id: null,
+      occurred_at: at,
+    })),
+  );
+  await recordEvents(
+    transaction,
+    workspaceId,
+    moves.map((move): OutboxEvent => ({ type: webhookEventOfField.screenerState, data: { studyId, participantId, personId: participant.person_id, from: move.from, to: move.to } }) as OutboxEvent),
+    at,
+  );
+  return { personId: participant.person_id, screenerState: final };
+}

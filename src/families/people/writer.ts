@@ -11,7 +11,7 @@ import { JsonbBytes } from '../../db/jsonb-bytes.js';
 import type { DB, PeopleTable, PropertyValue } from '../../db/schema.js';
 import { idPrefixes, newId } from '../../ids.js';
 import * as queries from './queries.js';
-import { claimFreeUniqueValues, type PropertyCatalogue, uniqueValueKey } from './values.js';
+import { checkPropertyValue, claimFreeUniqueValues, loadPropertyCatalogue, type PropertyCatalogue, uniqueValueKey } from './values.js';
 
 /** Every write here joins its caller's transaction; one given the bare database is a bug. */
 function assertTransaction(transaction: Kysely<DB>) {
@@ -67,6 +67,45 @@ export async function createOrFillPerson(transaction: Kysely<DB>, workspaceId: s
     if (Object.keys(offered).length > 0) await queries.updatePerson(db, workspaceId, personId, { properties: JSON.stringify(offered) });
   }
   return { personId, created: existing === undefined };
+}
+
+/**
+ * A person's own answers (a screener question mapped to a property) written to their properties:
+ * an answer replaces the value held, as the person's latest word. Values are checked against the
+ * catalogue as it is now: a property deleted since the screener was defined, or a value that no
+ * longer fits (an option removed), is left out, as is a unique value another person holds (the
+ * person is not told who). Answers the property ids written. In the caller's transaction.
+ */
+export async function writeAnsweredValues(transaction: Kysely<DB>, workspaceId: string, personId: string, values: Record<string, unknown>, at: string): Promise<string[]> {
+  assertTransaction(transaction);
+  const ids = Object.keys(values);
+  if (ids.length === 0) return [];
+  const person = await queries.findPersonById(transaction, workspaceId, personId, { forUpdate: true });
+  if (!person) return [];
+  const catalogue = await loadPropertyCatalogue(transaction, workspaceId, ids, { forShare: true });
+  const fitting: Record<string, PropertyValue> = {};
+  for (const id of ids) {
+    const property = catalogue.get(id);
+    // A choice's label matches an option's name ignoring case (as the screener's definition was checked).
+    const optionNamed = (label: unknown) => (typeof label === 'string' ? (property?.optionNames.find((name) => name.toLowerCase() === label.toLowerCase()) ?? label) : label);
+    const value = Array.isArray(values[id]) ? (values[id] as unknown[]).map(optionNamed) : optionNamed(values[id]);
+    const checked = property ? checkPropertyValue(property, value) : undefined;
+    if (checked?.ok) fitting[id] = checked.value;
+  }
+  const changedUnique = new Map([...catalogue].filter(([id, property]) => property.isUnique && fitting[id] !== undefined && (person.properties[id] === undefined || uniqueValueKey(fitting[id]!) !== uniqueValueKey(person.properties[id]!))));
+  if (changedUnique.size > 0) {
+    await transaction.deleteFrom('person_unique_values').where('workspace_id', '=', workspaceId).where('person_id', '=', personId).where('property_id', 'in', [...changedUnique.keys()]).execute();
+    const taken = await claimFreeUniqueValues(transaction, workspaceId, personId, changedUnique, fitting);
+    for (const id of taken) {
+      delete fitting[id];
+      // The value held stays, and so does its claim.
+      const held = person.properties[id];
+      if (held !== undefined) await claimFreeUniqueValues(transaction, workspaceId, personId, new Map([[id, catalogue.get(id)!]]), { [id]: held });
+    }
+  }
+  const written = Object.keys(fitting);
+  if (written.length > 0) await queries.updatePerson(transaction, workspaceId, personId, { properties: JSON.stringify({ ...person.properties, ...fitting }), updated_at: at });
+  return written;
 }
 
 /** The fields a new person starts with; the rest of the row starts empty. */

@@ -402,3 +402,21 @@ export async function listTemplates(db: Executor, workspaceId: string, afterTemp
   ]);
   return { rows, total: Number(count.total) };
 }
+
+/**
+ * The screener as a person answers it: its current revision's questions in order, with their
+ * rules, texts and mappings. Undefined when the study has none.
+ */
+export async function findAnswerableScreener(db: Executor, workspaceId: string, studyId: string) {
+  const screener = await findScreenerRow(db, workspaceId, studyId);
+  if (!screener) return undefined;
+  const questions = await db
+    .selectFrom('screener_questions')
+    .where('workspace_id', '=', workspaceId)
+    .where('screener_id', '=', screener.screener_id)
+    .where('revision', '=', screener.current_revision)
+    .select(['question_id', 'question_key', 'type', 'name', 'description', 'is_required', 'choices', 'number_rules', 'show_when', 'mapped_to_property_id'])
+    .orderBy('position')
+    .execute();
+  return { screenerId: screener.screener_id, revision: screener.current_revision, qualifyByDefault: screener.qualify_by_default, questions };
+}

@@ -253,6 +253,9 @@ export interface AnswerError {
   questionId: string;
   questionKey: string;
   message: string;
+  code: AnswerErrorCode;
+  /** The bound a BELOW_MINIMUM, ABOVE_MAXIMUM or TOO_LONG answer missed. */
+  limit?: number;
 }
 
 export interface AnswerCheck {
@@ -291,7 +294,10 @@ function toNumber(value: unknown): number | undefined {
 }
 
 /** One answer checked against its question: the normalised value, or why it is refused. */
-export function checkAnswer(question: ScreenerQuestionRules, value: unknown): { value: AnswerValue } | { error: string } {
+/** Why an answer is refused, for a page to say in its own language (the `message` is English, for the API). */
+export type AnswerErrorCode = 'REQUIRED' | 'CHOOSE' | 'UNKNOWN_CHOICE' | 'NOT_A_NUMBER' | 'NOT_WHOLE' | 'BELOW_MINIMUM' | 'ABOVE_MAXIMUM' | 'NOT_A_TEXT' | 'NOT_A_DATE' | 'TOO_LONG' | 'NOT_AN_EMAIL' | 'NOT_A_PHONE' | 'UNKNOWN_QUESTION';
+
+export function checkAnswer(question: ScreenerQuestionRules, value: unknown): { value: AnswerValue } | { error: string; code: AnswerErrorCode; limit?: number } {
   if (isChoiceType(question.type)) {
     const choices = choicesOf(question);
     const known = new Set(choices.map((choice) => choice.id));
@@ -299,33 +305,33 @@ export function checkAnswer(question: ScreenerQuestionRules, value: unknown): { 
     if (question.type === 'MULTI_SELECT') {
       // A form with one box ticked posts a single value.
       const picked = typeof value === 'string' ? [value] : value;
-      if (!Array.isArray(picked) || !picked.every((item): item is string => typeof item === 'string')) return { error: 'Choose one or more of the choices' };
+      if (!Array.isArray(picked) || !picked.every((item): item is string => typeof item === 'string')) return { error: 'Choose one or more of the choices', code: 'CHOOSE' };
       const unknown = picked.find((item) => !known.has(item));
-      if (unknown !== undefined) return { error: `${unknown} is not one of the choices (${allowed})` };
+      if (unknown !== undefined) return { error: `${unknown} is not one of the choices (${allowed})`, code: 'UNKNOWN_CHOICE' };
       // Stored in the definition's order, once each, so equal answers compare equal.
       return { value: choices.map((choice) => choice.id).filter((id) => picked.includes(id)) };
     }
-    if (typeof value !== 'string') return { error: 'Choose one of the choices' };
-    if (!known.has(value)) return { error: `${value} is not one of the choices (${allowed})` };
+    if (typeof value !== 'string') return { error: 'Choose one of the choices', code: 'CHOOSE' };
+    if (!known.has(value)) return { error: `${value} is not one of the choices (${allowed})`, code: 'UNKNOWN_CHOICE' };
     return { value };
   }
   if (isNumberType(question.type)) {
     const number = toNumber(value);
-    if (number === undefined) return { error: 'Enter a number' };
+    if (number === undefined) return { error: 'Enter a number', code: 'NOT_A_NUMBER' };
     const rules = question.numberRules;
     const integer = question.type === 'SCALE' || rules?.integer === true;
-    if (integer && !Number.isInteger(number)) return { error: 'Enter a whole number' };
-    if (rules?.minimum !== undefined && number < rules.minimum) return { error: `Enter a number of ${rules.minimum} or more` };
-    if (rules?.maximum !== undefined && number > rules.maximum) return { error: `Enter a number of ${rules.maximum} or less` };
+    if (integer && !Number.isInteger(number)) return { error: 'Enter a whole number', code: 'NOT_WHOLE' };
+    if (rules?.minimum !== undefined && number < rules.minimum) return { error: `Enter a number of ${rules.minimum} or more`, code: 'BELOW_MINIMUM', limit: rules.minimum };
+    if (rules?.maximum !== undefined && number > rules.maximum) return { error: `Enter a number of ${rules.maximum} or less`, code: 'ABOVE_MAXIMUM', limit: rules.maximum };
     return { value: number };
   }
-  if (typeof value !== 'string') return { error: 'Enter a text' };
+  if (typeof value !== 'string') return { error: 'Enter a text', code: 'NOT_A_TEXT' };
   const text = value.trim();
-  if (question.type === 'DATE') return isCalendarDate(text) ? { value: text } : { error: 'Enter a real date as YYYY-MM-DD' };
+  if (question.type === 'DATE') return isCalendarDate(text) ? { value: text } : { error: 'Enter a real date as YYYY-MM-DD', code: 'NOT_A_DATE' };
   const maxLength = answerMaxLength[question.type] ?? answerMaxLength.LONG_FORM!;
-  if (text.length > maxLength) return { error: `Enter at most ${maxLength} characters` };
-  if (question.type === 'EMAIL' && !emailPattern.test(text)) return { error: 'Enter an email address like name@example.com' };
-  if (question.type === 'PHONE_NUMBER' && (!phonePattern.test(text) || text.replace(/\D/g, '').length < 4)) return { error: 'Enter a phone number of digits, spaces and + ( ) . -' };
+  if (text.length > maxLength) return { error: `Enter at most ${maxLength} characters`, code: 'TOO_LONG', limit: maxLength };
+  if (question.type === 'EMAIL' && !emailPattern.test(text)) return { error: 'Enter an email address like name@example.com', code: 'NOT_AN_EMAIL' };
+  if (question.type === 'PHONE_NUMBER' && (!phonePattern.test(text) || text.replace(/\D/g, '').length < 4)) return { error: 'Enter a phone number of digits, spaces and + ( ) . -', code: 'NOT_A_PHONE' };
   return { value: text };
 }
 
@@ -365,15 +371,15 @@ export function checkAnswers(definition: ScreenerDefinition, answers: Readonly<R
     }
     shown.push(question.id);
     if (isBlank(value)) {
-      if (question.isRequired) errors.push({ questionId: question.id, questionKey: question.key, message: 'Answer this question' });
+      if (question.isRequired) errors.push({ questionId: question.id, questionKey: question.key, message: 'Answer this question', code: 'REQUIRED' });
       continue;
     }
     const checked = checkAnswer(question, value);
-    if ('error' in checked) errors.push({ questionId: question.id, questionKey: question.key, message: checked.error });
+    if ('error' in checked) errors.push({ questionId: question.id, questionKey: question.key, message: checked.error, code: checked.code, ...(checked.limit !== undefined ? { limit: checked.limit } : {}) });
     else accepted.set(question.id, checked.value);
   }
   for (const id of Object.keys(answers)) {
-    if (!ids.has(id)) errors.push({ questionId: id, questionKey: '', message: 'This is not a question of the screener' });
+    if (!ids.has(id)) errors.push({ questionId: id, questionKey: '', message: 'This is not a question of the screener', code: 'UNKNOWN_QUESTION' });
   }
   return { shown, accepted, dropped, errors };
 }

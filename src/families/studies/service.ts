@@ -8,7 +8,7 @@ import { findUsers } from '../users/queries.js';
 import * as queries from './queries.js';
 import type { CreateStudyBody, PutScreenerBody, QuestionInput, StudyPlanInput } from './schemas.js';
 import { findProperties } from '../properties/queries.js';
-import { checkDefinition, checkMapping, isNumberType } from './screener-rules.js';
+import { checkDefinition, checkMapping, isNumberType, type ScreenerDefinition, type ScreenerQuestionRules, yesNoChoices } from './screener-rules.js';
 import type { ErrorItem } from '../../http/errors.js';
 import type { ScreenerQuestionInput } from '../../db/schema.js';
 import type { CallContext as SharedCallContext } from '../../context.js';
@@ -445,3 +445,32 @@ export async function listTemplates(context: CallContext, afterTemplateId: strin
 }
 
 export { ApiError };
+
+/** A question of the screener a person answers: its rules (screener-rules.ts) and what the page shows. */
+export interface AnswerableQuestion extends ScreenerQuestionRules {
+  text: string;
+  description: string | null;
+  mappedToPropertyId: string | null;
+}
+
+/** The screener as a person answers it (its current revision), or undefined when the study has none. */
+export async function findAnswerableScreener(db: Kysely<DB>, workspaceId: string, studyId: string): Promise<(ScreenerDefinition & { revision: number; questions: AnswerableQuestion[] }) | undefined> {
+  const screener = await queries.findAnswerableScreener(db, workspaceId, studyId);
+  if (!screener) return undefined;
+  return {
+    revision: screener.revision,
+    qualifyByDefault: screener.qualifyByDefault,
+    questions: screener.questions.map((question) => ({
+      id: question.question_id,
+      key: question.question_key,
+      type: question.type,
+      isRequired: question.is_required,
+      choices: question.type === 'YES_NO' ? (question.choices ?? yesNoChoices) : question.choices,
+      numberRules: question.number_rules,
+      showWhen: question.show_when,
+      text: question.name,
+      description: question.description,
+      mappedToPropertyId: question.mapped_to_property_id,
+    })),
+  };
+}
