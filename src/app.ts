@@ -73,8 +73,8 @@ export interface BuildOptions {
   database?: Database;
   /**
    * A database being opened, which the service owns as one it opened: server.ts starts opening
-   * it before the service's code loads, so that the two overlap (PGlite compiles its WASM and
-   * reads its files meanwhile).
+   * (and migrating, with `migrate: false` here) before the service's code loads, so that the two
+   * overlap (PGlite compiles its WASM and reads its files meanwhile; pg connects).
    */
   openingDatabase?: Promise<Database>;
   /**

@@ -5,18 +5,22 @@ import { allowYoungGenerationGrowth } from './young-generation.js';
 // runs any module, so these are imported here rather than above. The store is opened first, and
 // the service's code (app.js, most of the start's module loading) loads while it opens: PGlite
 // reads its files and compiles its WASM off the main thread meanwhile.
-const [{ ConfigError, loadConfig }, { DataDirLockedError, openDatabase }] = await Promise.all([import('./config.js'), import('./db/database.js')]);
+const [{ ConfigError, loadConfig }, { DataDirLockedError, openDatabase }, { migrateToLatest }] = await Promise.all([import('./config.js'), import('./db/database.js'), import('./db/migrate.js')]);
 
 /** After the server listens, the background work waits this long: the first requests come first (app.ts, deferBackground). */
 const BACKGROUND_DELAY_MS = 1000;
 
 async function main() {
   const config = loadConfig();
-  const openingDatabase = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  // Settled here too, so that a failure to open is not reported as unhandled while app.js loads: buildService rethrows it.
+  // Opened and migrated (on PostgreSQL: connected, the migrations checked) while app.js loads.
+  const openingDatabase = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }).then(async (database) => {
+    await migrateToLatest(database.db);
+    return database;
+  });
+  // Settled here too, so that a failure is not reported as unhandled while app.js loads: buildService rethrows it.
   openingDatabase.catch(() => {});
   const { buildService } = await import('./app.js');
-  const service = await buildService({ config, openingDatabase, deferBackground: true });
+  const service = await buildService({ config, openingDatabase, migrate: false, deferBackground: true });
   const { app } = service;
   let stopping = false;
   const stop = async (signal: string) => {
