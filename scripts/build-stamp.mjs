@@ -14,7 +14,7 @@
 // edit made while it runs is built next time.
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -100,8 +100,10 @@ export function ensureBuilt() {
   if (built.status !== 0) process.exit(built.status ?? 1);
 }
 
-// Run as a command, not imported (scripts/start.mjs imports ensureBuilt).
-const command = process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url) ? process.argv[2] : undefined;
+// Run as a command, not imported (scripts/start.mjs imports ensureBuilt). Compared as real paths:
+// Node gives the main module's URL with symbolic links resolved, and argv[1] as typed.
+const isMain = process.argv[1] !== undefined && existsSync(process.argv[1]) && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
+const command = isMain ? process.argv[2] : undefined;
 if (command === 'begin') {
   mkdirSync(path.dirname(stampPath), { recursive: true });
   rmSync(stampPath, { force: true });
