@@ -60,8 +60,9 @@ async function mixedLoad(port: number, token: string | undefined, total: number)
 }
 
 /**
- * `npm start` as a user types it, on a built, unchanged checkout: npm, the prestart check that the
- * build is of the current sources (scripts/build-stamp.mjs), then the server. Timed from the
+ * `npm start` as a user types it, on a built, unchanged checkout: npm, then scripts/start.mjs, which
+ * checks that the build is of the current sources (scripts/build-stamp.mjs) and runs the server in
+ * the same process. Timed from the
  * command to `/readyz` 200, in a process group of its own so that the stop reaches the server.
  */
 async function npmStartRuns(env: NodeJS.ProcessEnv, rounds: number): Promise<number[]> {

@@ -5,20 +5,21 @@
 //   node scripts/build-stamp.mjs ensure   build unless the last finished build was of these sources
 //   node scripts/build-stamp.mjs check    exit 1, saying why, unless it was
 //
-// `npm start` and `npm test` run `ensure` first, so on a built, unchanged checkout they start at
-// once (the full build took 13-31 s before every start) and never run code older than the
-// sources. The stamp holds a digest of the build's inputs' contents, and one of their sizes and
-// times that answers the usual case without reading a file; when the times differ, the contents
-// decide (a checkout, a copy that keeps old times, an edit undone count for what they hold). The
-// digests are taken before the build begins, so an edit made while it runs is built next time.
+// `npm start` (scripts/start.mjs, in the server's own process), `npm run cli` and `npm test` ensure
+// first, so on a built, unchanged checkout they start at once (the full build took 13-31 s before
+// every start) and never run code older than the sources. The stamp holds a digest of the build's
+// inputs' contents, and one of their sizes and times that answers the usual case without reading
+// a file; when the times differ, the contents decide (a checkout, a copy that keeps old times, an
+// edit undone count for what they hold). The digests are taken before the build begins, so an
+// edit made while it runs is built next time.
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 // BUILD_STAMP_ROOT: another checkout (the tests use a small one of their own).
-const root = process.env.BUILD_STAMP_ROOT ?? fileURLToPath(new URL('..', import.meta.url));
+export const root = process.env.BUILD_STAMP_ROOT ?? fileURLToPath(new URL('..', import.meta.url));
 
 /** What a build reads: every file below these folders (tests aside), and these files. */
 const inputFolders = ['src', 'sdk/src', 'console/src', 'scripts'];
@@ -89,7 +90,20 @@ export function staleness() {
   return undefined;
 }
 
-const command = process.argv[2];
+/** Builds (`npm run build`) unless the last finished build was of the current sources; exits when the build fails. */
+export function ensureBuilt() {
+  const why = staleness();
+  if (why === undefined) return;
+  process.stderr.write(`Building (${why}): npm run build\n`);
+  // The build's output goes to stderr: `npm run --silent cli -- … --json` prints one JSON object on stdout, nothing else.
+  const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: ['inherit', 2, 2] });
+  if (built.status !== 0) process.exit(built.status ?? 1);
+}
+
+// Run as a command, not imported (scripts/start.mjs imports ensureBuilt). Compared as real paths:
+// Node gives the main module's URL with symbolic links resolved, and argv[1] as typed.
+const isMain = process.argv[1] !== undefined && existsSync(process.argv[1]) && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
+const command = isMain ? process.argv[2] : undefined;
 if (command === 'begin') {
   mkdirSync(path.dirname(stampPath), { recursive: true });
   rmSync(stampPath, { force: true });
@@ -103,13 +117,7 @@ if (command === 'begin') {
     process.exit(1);
   }
 } else if (command === 'ensure') {
-  const why = staleness();
-  if (why !== undefined) {
-    process.stderr.write(`Building (${why}): npm run build\n`);
-    // The build's output goes to stderr: `npm run --silent cli -- … --json` prints one JSON object on stdout, nothing else.
-    const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: ['inherit', 2, 2] });
-    if (built.status !== 0) process.exit(built.status ?? 1);
-  }
+  ensureBuilt();
 } else if (command !== undefined) {
   process.stderr.write(`scripts/build-stamp.mjs: unknown command "${command}" (begin, finish, ensure, check)\n`);
   process.exit(2);

@@ -75,6 +75,20 @@ export interface BuildOptions {
   config: Config;
   /** An already open database (tests share one); otherwise one is opened from the config. */
   database?: Database;
+  /**
+   * A database being opened, which the service owns as one it opened: server.ts starts opening
+   * (and migrating, with `migrate: false` here) before the service's code loads, so that the two
+   * overlap (PGlite compiles its WASM and reads its files meanwhile; pg connects).
+   */
+  openingDatabase?: Promise<Database>;
+  /**
+   * Whether the background work (job polling, the planner statistics' first pass, webhook and
+   * mail dispatch) starts with the service (the default) or when Service.startBackground() is
+   * called: server.ts starts it once the server listens, so that on the embedded store's single
+   * connection the first requests do not queue behind the statistics' catalogue query and the
+   * dispatchers' first claims.
+   */
+  deferBackground?: boolean;
   clock?: Clock;
   /** Run pending migrations before serving (the default). */
   migrate?: boolean;
@@ -110,6 +124,8 @@ export interface Service {
   mail: Mail;
   /** Heavy work (searches) in flight per workspace, by weight (src/http/heavy-work.ts). */
   heavyWork: WorkspaceWorkLimiter;
+  /** Starts the background work, when deferBackground held it back; once, and never after close(). */
+  startBackground(): Promise<void>;
   /** Stops accepting requests, lets in-flight ones finish, then closes connections. */
   close(): Promise<void>;
 }
@@ -118,7 +134,7 @@ const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export async function buildService(options: BuildOptions): Promise<Service> {
   const { config } = options;
-  const database = options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  const database = options.database ?? (await (options.openingDatabase ?? openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })));
   const ownsDatabase = !options.database;
   if (options.migrate ?? true) await migrateToLatest(database.db);
 
@@ -263,18 +279,27 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   options.extraRoutes?.(app);
 
   await app.ready();
-  if (config.jobs) jobs.start(config.jobPollSeconds);
-  // Not awaited: the first pass runs while the service already answers.
-  const statistics: PlannerStatisticsKeeper | undefined = config.jobs
-    ? keepPlannerStatistics({ db: deps.db, storeKind: deps.storeKind, everyMs: config.statisticsSeconds * 1000, log: app.log })
-    : undefined;
-  if (config.webhookDelivery) await webhooks.start();
-  if (config.mailDelivery) await mail.start();
+  let statistics: PlannerStatisticsKeeper | undefined;
+  let closing: Promise<void> | undefined;
+  let background: Promise<void> | undefined;
+  const startBackground = () => {
+    background ??= (async () => {
+      if (closing) return;
+      if (config.jobs) jobs.start(config.jobPollSeconds);
+      // Not awaited: the first pass runs while the service already answers.
+      if (config.jobs) statistics = keepPlannerStatistics({ db: deps.db, storeKind: deps.storeKind, everyMs: config.statisticsSeconds * 1000, log: app.log });
+      if (config.webhookDelivery) await webhooks.start();
+      if (config.mailDelivery) await mail.start();
+    })();
+    return background;
+  };
+  if (!options.deferBackground) await startBackground();
   if (!sharedLimits) app.log.warn('Redis is not reachable yet: rate limits are counted in process until it is');
 
-  let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      // A start under way finishes first, so that what it started is stopped below.
+      await background?.catch(() => {});
       // Background work stops first: its handlers still need the database closed below.
       try {
         await jobs.stop();
@@ -291,5 +316,5 @@ export async function buildService(options: BuildOptions): Promise<Service> {
     })();
     return closing;
   };
-  return { app, deps, jobs, webhooks, mail, heavyWork, close };
+  return { app, deps, jobs, webhooks, mail, heavyWork, startBackground, close };
 }

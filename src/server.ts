@@ -2,12 +2,25 @@
 import { allowYoungGenerationGrowth } from './young-generation.js';
 
 // The service, loaded once young-generation.ts has run: ESM loads every static import before it
-// runs any module, so these are imported here rather than above.
-const [{ buildService }, { ConfigError, loadConfig }, { DataDirLockedError }] = await Promise.all([import('./app.js'), import('./config.js'), import('./db/database.js')]);
+// runs any module, so these are imported here rather than above. The store is opened first, and
+// the service's code (app.js, most of the start's module loading) loads while it opens: PGlite
+// reads its files and compiles its WASM off the main thread meanwhile.
+const [{ ConfigError, loadConfig }, { DataDirLockedError, openDatabase }, { migrateToLatest }] = await Promise.all([import('./config.js'), import('./db/database.js'), import('./db/migrate.js')]);
+
+/** After the server listens, the background work waits this long: the first requests come first (app.ts, deferBackground). */
+const BACKGROUND_DELAY_MS = 1000;
 
 async function main() {
   const config = loadConfig();
-  const service = await buildService({ config });
+  // Opened and migrated (on PostgreSQL: connected, the migrations checked) while app.js loads.
+  const openingDatabase = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }).then(async (database) => {
+    await migrateToLatest(database.db);
+    return database;
+  });
+  // Settled here too, so that a failure is not reported as unhandled while app.js loads: buildService rethrows it.
+  openingDatabase.catch(() => {});
+  const { buildService } = await import('./app.js');
+  const service = await buildService({ config, openingDatabase, migrate: false, deferBackground: true });
   const { app } = service;
   let stopping = false;
   const stop = async (signal: string) => {
@@ -32,6 +45,13 @@ async function main() {
   process.on('SIGINT', () => void stop('SIGINT'));
   await app.listen({ host: config.host, port: config.port });
   allowYoungGenerationGrowth();
+  setTimeout(() => {
+    service.startBackground().catch((error: unknown) => {
+      // As a failure to start the service: buildService threw it before the work was deferred.
+      app.log.error({ err: error }, 'background work could not start; exiting');
+      process.exit(1);
+    });
+  }, BACKGROUND_DELAY_MS);
   app.log.info({ store: service.deps.storeKind, rateLimitStore: config.redisUrl ? 'redis' : 'memory' }, `serving the API at http://${config.host}:${config.port}/v1`);
 }
 

@@ -56,8 +56,9 @@ describe('the bundled server', () => {
     const exportsOf = (file: string): Set<string> => {
       const text = readFileSync(file, 'utf8');
       const names = new Set<string>();
-      if (/^export default /m.test(text)) names.add('default');
-      for (const [, list] of text.matchAll(/^export \{([^}]*)\};?$/gm)) {
+      // The chunks are minified of whitespace: an export statement need not begin a line.
+      if (/(?:^|[;}])\s*export default /m.test(text)) names.add('default');
+      for (const [, list] of text.matchAll(/(?:^|[;}])\s*export\s*\{([^}]*)\};?/gm)) {
         for (const item of list!.split(',').map((part) => part.trim()).filter(Boolean)) names.add(item.split(/\s+as\s+/).pop()!);
       }
       return names;

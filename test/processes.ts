@@ -43,13 +43,15 @@ export function runCli(args: string[], env: Record<string, string>): Promise<Fin
 }
 
 /**
- * The Node flags of package.json's `start` script (`node <flags> dist/server.js`): what the compiled
- * server runs with, in the tests (test/compiled-server.ts) and the benches alike.
+ * The Node flags of package.json's `start` script (`node <flags> scripts/start.mjs`, which checks
+ * the build and then runs dist/server.js in the same process): what the compiled server runs
+ * with, in the tests (test/compiled-server.ts) and the benches alike, started as
+ * `node <flags> dist/server.js`.
  */
 export function serverNodeFlags(): string[] {
   const manifest = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const words = manifest.scripts.start.trim().split(/\s+/);
-  if (words[0] !== 'node' || words.at(-1) !== 'dist/server.js') throw new Error(`package.json's start script is not "node <flags> dist/server.js": ${manifest.scripts.start}`);
+  if (words[0] !== 'node' || words.at(-1) !== 'scripts/start.mjs') throw new Error(`package.json's start script is not "node <flags> scripts/start.mjs": ${manifest.scripts.start}`);
   return words.slice(1, -1);
 }
 

@@ -268,8 +268,10 @@ async function openEmbedded(options: OpenOptions): Promise<Database> {
     const { PGlite } = await import('@electric-sql/pglite');
     // pg_trgm, for the trigram indexes of substring search (migration 20261124100000_text_search).
     const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm');
-    // PGlite's default start parameters turn fsync off; the system of record keeps it on.
-    const embeddedStartParams = PGlite.defaultStartParams.filter((parameter) => parameter !== '-F');
+    // PGlite's default start parameters turn fsync off; the system of record keeps it on. The
+    // session's time zone is a start parameter rather than a SET after start: one statement fewer
+    // before the service is ready, and RESET ALL keeps it.
+    const embeddedStartParams = [...PGlite.defaultStartParams.filter((parameter) => parameter !== '-F'), '-c', 'TimeZone=UTC'];
     const pglite = await PGlite.create({
       dataDir: dataDir ? path.join(dataDir, 'pgdata') : undefined,
       ...(options.inMemory && options.startFrom ? { loadDataDir: options.startFrom } : {}),
@@ -277,7 +279,6 @@ async function openEmbedded(options: OpenOptions): Promise<Database> {
       parsers,
       extensions: { pg_trgm },
     });
-    await pglite.exec(`set TimeZone = 'UTC'`);
     const dialect = new PGliteDialect(pglite);
     // One session behind every connection object the queue hands out.
     const { db, forTenant } = scopedHandles(dialect, dialect.createDriver(), () => pglite);

@@ -1,6 +1,7 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
+import { serviceSecret } from '../db/service-secrets.js';
 import { badRequest } from './errors.js';
 
 /**
@@ -65,11 +66,5 @@ const TAG_BYTES = 16;
  */
 export async function loadCursorSecret(db: Kysely<DB>, configuredKey?: string): Promise<Buffer> {
   if (configuredKey !== undefined) return Buffer.from(hkdfSync('sha256', Buffer.from(configuredKey, 'base64'), Buffer.alloc(0), 'recruit-ops cursor secret', 32));
-  await db
-    .insertInto('service_secrets')
-    .values({ name: 'cursor', value: randomBytes(32).toString('base64') })
-    .onConflict((conflict) => conflict.column('name').doNothing())
-    .execute();
-  const row = await db.selectFrom('service_secrets').where('name', '=', 'cursor').select('value').executeTakeFirstOrThrow();
-  return Buffer.from(row.value, 'base64');
+  return serviceSecret(db, 'cursor');
 }

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
+import { serviceSecret } from '../../db/service-secrets.js';
 
 /**
  * Signing secrets at rest. HMAC signing needs the secret itself, so it is encrypted, not hashed:
@@ -13,13 +14,7 @@ export class SecretBox {
 
   static async open(db: Kysely<DB>, configuredKey: string | undefined): Promise<SecretBox> {
     if (configuredKey !== undefined) return new SecretBox(Buffer.from(configuredKey, 'base64'));
-    await db
-      .insertInto('service_secrets')
-      .values({ name: 'webhook-secrets-key', value: randomBytes(32).toString('base64') })
-      .onConflict((conflict) => conflict.column('name').doNothing())
-      .execute();
-    const row = await db.selectFrom('service_secrets').where('name', '=', 'webhook-secrets-key').select('value').executeTakeFirstOrThrow();
-    return new SecretBox(Buffer.from(row.value, 'base64'));
+    return new SecretBox(await serviceSecret(db, 'webhook-secrets-key'));
   }
 
   /**
