@@ -159,6 +159,13 @@ function nestsDeeperThan(value: unknown, limit: number): boolean {
  * without one), and an operation that declares no body refuses one that carries fields, as the
  * contract refuses unknown fields everywhere.
  */
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route takes an HTML form (application/x-www-form-urlencoded) and reads its fields itself. */
+    acceptsForm?: boolean;
+  }
+}
+
 export function installBodyRules(app: FastifyInstance): void {
   // Fastify's own parser (its checks against prototype poisoning included) answers through the
   // callback and returns nothing (fastify/lib/content-type-parser.js); its declared type also
@@ -180,6 +187,8 @@ export function installBodyRules(app: FastifyInstance): void {
 
   app.addHook('preValidation', async (request) => {
     if (request.routeOptions.schema?.body !== undefined) return;
+    // An HTML form's route reads its fields itself and answers in HTML (the participant's pages).
+    if (request.routeOptions.config.acceptsForm) return;
     const body: unknown = request.body;
     if (body === undefined || body === null) return;
     if (typeof body === 'object' && !Array.isArray(body)) {

@@ -224,3 +224,166 @@ describe('the pages\' rate limits', () => {
     }
   });
 });
+
+/** A launched study with the guide's screener (a mapped choice, a number with ranges shown only to shoppers), one participant and a link. */
+async function shopperWithLink(tenant: Tenant, qualifyByDefault = false) {
+  const property = (
+    await call(service, 'POST', '/properties/import', { token: tenant.token, body: [{ name: `Shopping frequency ${Date.now()}`, propertyType: 'SINGLE_SELECT', propertyOptions: [{ name: 'Weekly' }, { name: 'Monthly' }, { name: 'Never' }] }] })
+  ).json<{ results: { personProperty: { propertyId: string } }[] }>().results[0]!.personProperty.propertyId;
+  const studyId = await createStudy(service, tenant, { studyType: 'INTERVIEWS', studyPlan: { externalName: 'Checkout interviews' } });
+  const screener = await call(service, 'PUT', `/studies/${studyId}/screener`, {
+    token: tenant.token,
+    body: {
+      qualifyByDefault,
+      questions: [
+        { key: 'freq', name: 'How often do you shop online?', type: 'SINGLE_SELECT', isRequired: true, mappedToPropertyId: property, choices: [{ id: 'weekly', label: 'weekly' }, { id: 'monthly', label: 'Monthly' }, { id: 'never', label: 'Never', rule: 'DISQUALIFIES' }] },
+        { key: 'orders', name: 'How many orders did you place last month?', type: 'NUMBER', minimum: 0, integer: true, isRequired: true, ranges: [{ max: 0, rule: 'DISQUALIFIES' }, { min: 10, rule: 'QUALIFIES' }], showWhen: { questionKey: 'freq', choiceIds: ['weekly', 'monthly'] } },
+        { key: 'why', name: 'Anything else?', type: 'LONG_FORM', isRequired: false },
+      ],
+    },
+  });
+  expect(screener.statusCode, screener.body).toBe(200);
+  expect((await call(service, 'POST', `/studies/${studyId}/launch`, { token: tenant.token })).statusCode).toBe(200);
+  const person = await createPerson(service, tenant);
+  const [participant] = await addParticipants(service, tenant, studyId, [person.personId]);
+  const link = (await call(service, 'POST', `/studies/${studyId}/participants/${participant!.participantId}/links`, { token: tenant.token, body: { purpose: 'SCREENER' } })).json<{ url: string; linkId: string }>();
+  const path = new URL(link.url).pathname;
+  const page = await open(path);
+  const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(page.body)![1]!;
+  const questionIds = [...page.body.matchAll(/name="q_([^"]+)"/g)].map((match) => match[1]!).filter((id, index, all) => all.indexOf(id) === index);
+  return { studyId, property, person, participantId: participant!.participantId, path, formToken: field('formToken'), startedAt: field('startedAt'), questionIds, linkId: link.linkId };
+}
+
+function post(path: string, fields: [string, string][], headers: Record<string, string> = {}) {
+  return service.app.inject({ method: 'POST', url: path, headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', ...headers }, payload: new URLSearchParams(fields).toString() });
+}
+
+describe('POST /p/{token}: the screener sent', () => {
+  it('qualifies by the rules in one transaction: states with events and webhooks, answers kept, the mapped answer written to the person, the time to complete', async () => {
+    const tenant = await createTenant(service);
+    const world = await shopperWithLink(tenant);
+    const [freq, orders] = world.questionIds;
+    const sent = await post(world.path, [['formToken', world.formToken], ['startedAt', world.startedAt], ['website', ''], [`q_${freq}`, 'weekly'], [`q_${orders}`, '12']]);
+    expect(sent.statusCode, sent.body).toBe(200);
+    expect(sent.body).toContain('Thank you');
+    const participant = (await call(service, 'GET', `/studies/${world.studyId}/participants/${world.participantId}`, { token: tenant.token })).json<{ screenerState: string; screenerResponseDate: string | null }>();
+    expect(participant.screenerState).toBe('QUALIFIED');
+    expect(participant.screenerResponseDate).not.toBeNull();
+    const events = await service.deps.db.selectFrom('participant_status_events').select(['field', 'from_value', 'to_value', 'user_id']).where('participant_id', '=', world.participantId).orderBy('event_id').execute();
+    expect(events).toEqual([
+      { field: 'screenerState', from_value: 'NOT_SENT', to_value: 'SUBMITTED', user_id: null },
+      { field: 'screenerState', from_value: 'SUBMITTED', to_value: 'QUALIFIED', user_id: null },
+    ]);
+    const webhooks = await service.deps.db.selectFrom('webhook_messages').select(['event_type']).where('workspace_id', '=', tenant.workspaceId).execute();
+    expect(webhooks.filter((row) => row.event_type === 'participant.screener_changed')).toHaveLength(2);
+    const response = await service.deps.db.selectFrom('screener_responses').selectAll().where('participant_id', '=', world.participantId).executeTakeFirstOrThrow();
+    expect(response).toMatchObject({ outcome: 'QUALIFIED', suspected_bot: false, revision: 1, link_id: world.linkId });
+    expect(response.decided_by).toMatchObject({ kind: 'RANGE', rule: 'QUALIFIES' });
+    expect(response.seconds_to_complete).toBeGreaterThanOrEqual(0);
+    const answers = await service.deps.db.selectFrom('screener_answers').select(['question_id', 'value']).where('participant_id', '=', world.participantId).orderBy('question_id').execute();
+    expect(answers.map((answer) => answer.value).sort()).toEqual([12, 'weekly'].sort());
+    const person = (await call(service, 'GET', `/people/${world.person.personId}`, { token: tenant.token })).json<{ properties: Record<string, unknown> }>();
+    // The choice's label "weekly" is written as the property's option, "Weekly".
+    expect(person.properties[world.property]).toBe('Weekly');
+  });
+
+  it('disqualifies without saying why, and a later visit or post says it was answered and changes nothing', async () => {
+    const tenant = await createTenant(service);
+    const world = await shopperWithLink(tenant);
+    const [freq, orders] = world.questionIds;
+    // "never" hides the orders question: the number posted for it is dropped, not refused.
+    const sent = await post(world.path, [['formToken', world.formToken], ['startedAt', world.startedAt], [`q_${freq}`, 'never'], [`q_${orders}`, 'lots']]);
+    expect(sent.statusCode).toBe(200);
+    expect(sent.body).toContain('This study is not the right fit this time');
+    expect(sent.body).not.toMatch(/never|disqualif/i);
+    expect((await service.deps.db.selectFrom('participants').select('screener_state').where('participant_id', '=', world.participantId).executeTakeFirstOrThrow()).screener_state).toBe('DISQUALIFIED');
+    const again = await post(world.path, [['formToken', world.formToken], ['startedAt', world.startedAt], [`q_${freq}`, 'weekly'], [`q_${orders}`, '12']]);
+    expect(again.body).toContain('You have already answered');
+    expect((await open(world.path)).body).toContain('You have already answered');
+    expect((await service.deps.db.selectFrom('participants').select('screener_state').where('participant_id', '=', world.participantId).executeTakeFirstOrThrow()).screener_state).toBe('DISQUALIFIED');
+    expect(await service.deps.db.selectFrom('screener_answers').select('value').where('participant_id', '=', world.participantId).execute()).toEqual([{ value: 'never' }]);
+  });
+
+  it('sends the page back with each error beside its field and linked from a summary, in the study\'s language, keeping what was typed; nothing is written', async () => {
+    const tenant = await createTenant(service);
+    const world = await shopperWithLink(tenant);
+    const [freq, orders, why] = world.questionIds;
+    const cases: [string, [string, string][], RegExp][] = [
+      ['nothing answered', [], /Answer this question/],
+      ['not a number', [[`q_${freq}`, 'weekly'], [`q_${orders}`, 'twelve']], /Enter a number, like 12/],
+      ['a fraction', [[`q_${freq}`, 'weekly'], [`q_${orders}`, '1.5']], /Enter a whole number/],
+      ['below the minimum', [[`q_${freq}`, 'weekly'], [`q_${orders}`, '-1']], /Enter a number of 0 or more/],
+      ['an unknown choice', [[`q_${freq}`, 'daily']], /Choose one of the options shown/],
+      ['too long', [[`q_${freq}`, 'never'], [`q_${why}`, 'x'.repeat(5001)]], /Write at most 5,000 characters/],
+    ];
+    for (const [name, fields, message] of cases) {
+      const sent = await post(world.path, [['formToken', world.formToken], ['startedAt', world.startedAt], ...fields]);
+      expect(sent.statusCode, name).toBe(400);
+      expect(sent.body, name).toMatch(message);
+      expect(sent.body, name).toContain('<div class="error-summary" role="alert"');
+      const target = /<div class="error-summary"[\s\S]*?<a href="#([^"]+)"/.exec(sent.body)![1]!;
+      expect(sent.body, name).toContain(`id="${target}"`);
+      for (const [field, value] of fields) if (field !== `q_${freq}` && value.length < 100) expect(sent.body, name).toContain(`value="${value}"`);
+      if (fields[0]?.[1] === 'weekly') expect(sent.body, name).toMatch(/value="weekly" checked/);
+    }
+    expect((await service.deps.db.selectFrom('participants').select('screener_state').where('participant_id', '=', world.participantId).executeTakeFirstOrThrow()).screener_state).toBe('NOT_SENT');
+    expect(await service.deps.db.selectFrom('screener_answers').select('value').where('participant_id', '=', world.participantId).execute()).toEqual([]);
+    await call(service, 'PATCH', `/studies/${world.studyId}`, { token: tenant.token, body: { studyPlan: { language: 'fr' } } });
+    const french = await post(world.path, [['formToken', world.formToken], ['startedAt', world.startedAt]]);
+    expect(french.body).toContain('Répondez à cette question.');
+    expect(french.body).toContain('<html lang="fr"');
+  });
+
+  it('refuses a post without the form token, with an altered one or another time, or from another site: nothing is written', async () => {
+    const tenant = await createTenant(service);
+    const world = await shopperWithLink(tenant);
+    const [freq, orders] = world.questionIds;
+    const answers: [string, string][] = [[`q_${freq}`, 'weekly'], [`q_${orders}`, '12']];
+    const altered = world.formToken.slice(0, -1) + (world.formToken.endsWith('A') ? 'B' : 'A');
+    for (const [name, fields, headers] of [
+      ['no token', [['startedAt', world.startedAt], ...answers], {}],
+      ['altered token', [['formToken', altered], ['startedAt', world.startedAt], ...answers], {}],
+      ['another start time', [['formToken', world.formToken], ['startedAt', String(Number(world.startedAt) - 60_000)], ...answers], {}],
+      ['cross-site', [['formToken', world.formToken], ['startedAt', world.startedAt], ...answers], { 'sec-fetch-site': 'cross-site' }],
+      ['another origin', [['formToken', world.formToken], ['startedAt', world.startedAt], ...answers], { 'sec-fetch-site': '', origin: 'https://evil.example' }],
+    ] as [string, [string, string][], Record<string, string>][]) {
+      const requestHeaders = { ...headers };
+      if (requestHeaders['sec-fetch-site'] === '') delete requestHeaders['sec-fetch-site'];
+      const sent = await service.app.inject({
+        method: 'POST',
+        url: world.path,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...(name === 'another origin' ? {} : { 'sec-fetch-site': 'same-origin' }), ...requestHeaders },
+        payload: new URLSearchParams(fields).toString(),
+      });
+      expect(sent.statusCode, name).toBe(403);
+      expect(sent.body, name).toContain('Your answers were not sent');
+    }
+    expect((await service.deps.db.selectFrom('participants').select('screener_state').where('participant_id', '=', world.participantId).executeTakeFirstOrThrow()).screener_state).toBe('NOT_SENT');
+  });
+
+  it("keeps a filled honeypot's submission for review, whatever the rules say", async () => {
+    const tenant = await createTenant(service);
+    const world = await shopperWithLink(tenant);
+    const [freq, orders] = world.questionIds;
+    const sent = await post(world.path, [['formToken', world.formToken], ['startedAt', world.startedAt], ['website', 'http://spam.example'], [`q_${freq}`, 'weekly'], [`q_${orders}`, '12']]);
+    expect(sent.statusCode).toBe(200);
+    expect(sent.body).toContain('Thank you');
+    expect((await service.deps.db.selectFrom('participants').select('screener_state').where('participant_id', '=', world.participantId).executeTakeFirstOrThrow()).screener_state).toBe('SUBMITTED');
+    expect(await service.deps.db.selectFrom('screener_responses').select(['outcome', 'suspected_bot']).where('participant_id', '=', world.participantId).executeTakeFirstOrThrow()).toEqual({ outcome: 'NEEDS_REVIEW', suspected_bot: true });
+  });
+
+  it('records one submission when many are sent at once', async () => {
+    const tenant = await createTenant(service);
+    const world = await shopperWithLink(tenant, true);
+    const [freq, orders] = world.questionIds;
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, index) => post(world.path, [['formToken', world.formToken], ['startedAt', world.startedAt], [`q_${freq}`, index % 2 ? 'weekly' : 'monthly'], [`q_${orders}`, String(index + 1)]])),
+    );
+    expect(results.map((result) => result.statusCode)).toEqual(Array(12).fill(200));
+    expect(results.filter((result) => result.body.includes('Thank you'))).toHaveLength(1);
+    expect(await service.deps.db.selectFrom('screener_responses').select('participant_id').where('participant_id', '=', world.participantId).execute()).toHaveLength(1);
+    expect(await service.deps.db.selectFrom('screener_answers').select('value').where('participant_id', '=', world.participantId).execute()).toHaveLength(2);
+    const events = await service.deps.db.selectFrom('participant_status_events').select('to_value').where('participant_id', '=', world.participantId).execute();
+    expect(events.map((event) => event.to_value).sort()).toEqual(['QUALIFIED', 'SUBMITTED']);
+  });
+});

@@ -202,7 +202,7 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
     done(null, posted);
   });
 
-  app.post<{ Params: { token: string }; Body: PostedAnswers }>('/p/:token', async (request, reply) => {
+  app.post<{ Params: { token: string }; Body: PostedAnswers }>('/p/:token', { config: { acceptsForm: true } }, async (request, reply) => {
     const browserLocale = translator(chooseLocale(undefined, request.headers['accept-language']));
     const posted = request.body && typeof request.body === 'object' ? request.body : {};
     // Another site's form cannot post here: the browser says where the post comes from.

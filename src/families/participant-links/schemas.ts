@@ -5,7 +5,7 @@ export const LinkPurpose = Type.Union([Type.Literal('SCREENER')], {
     "What the link opens: SCREENER, the study's screener (the participant's answers). The consent and withdrawal pages are not served yet; their links will be made by this operation too.",
 });
 
-export const IssueLinkBody = Type.Object({ purpose: LinkPurpose }, { additionalProperties: false });
+export const IssueLinkBody = Type.Object({ purpose: LinkPurpose }, { additionalProperties: false, examples: [{ purpose: 'SCREENER' }] });
 export type IssueLinkBody = Static<typeof IssueLinkBody>;
 
 export const IssuedLink = Type.Object(
@@ -15,7 +15,11 @@ export const IssuedLink = Type.Object(
     url: Type.String({ description: 'The page the participant opens: PUBLIC_URL/p/<token>. The token (256 random bits) is not kept: only its SHA-256 is, so this is the one time it can be read.' }),
     expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the link stops opening its page; null: never (withdrawal).' }),
   },
-  { $id: 'ParticipantLink', title: 'ParticipantLink' },
+  {
+    $id: 'ParticipantLink',
+    title: 'ParticipantLink',
+    examples: [{ linkId: 'lnk_01KB4Z7N3M8Q2R5T6V7W8X9Y0Z', purpose: 'SCREENER', url: 'https://recruit.example.com/p/3q2-7wEYk9Gm1pQxZ0aBcD4eF5gH6iJ7kL8mN9oP0rS', expiresAt: '2027-02-26T09:30:00.000Z' }],
+  },
 );
 
 export const participantLinkSchemas = [IssuedLink];
