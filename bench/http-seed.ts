@@ -189,6 +189,11 @@ export async function seedHttpBench(store: BenchStore, totalStudies: number): Pr
             description: null,
             mapped_to_property_id: null,
             question_template_id: null,
+            revision: 1,
+            question_key: `q${position + 1}`,
+            choices: null,
+            number_rules: null,
+            show_when: null,
           });
         }
       }

@@ -58,6 +58,10 @@ import { sendingSchemas } from './families/messages/send-schemas.js';
 import { Mail } from './families/messages/runtime.js';
 import { consentSchemas } from './families/consent/schemas.js';
 import { consentRoutes } from './families/consent/routes.js';
+import { participantLinksRoutes } from './families/participant-links/routes.js';
+import { participantLinkSchemas } from './families/participant-links/schemas.js';
+import { SecretBox } from './families/webhooks/secrets.js';
+import { participantFormKeyPurpose, participantPages } from './participant/routes.js';
 import { Webhooks } from './families/webhooks/runtime.js';
 import { webhookDocumentation, webhookSchemas } from './families/webhooks/schemas.js';
 import type { Resolver } from './families/webhooks/targets.js';
@@ -196,7 +200,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter, operatorToken: config.testHelpers ? config.testHelpersToken : undefined });
   const heavyWork = new WorkspaceWorkLimiter({
@@ -225,6 +229,9 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installOpenApiDocument(app, { limiter, max: config.openapiRateLimitMax });
   // The research team's web console (console/, built to console/dist), under its own security headers.
   await app.register(consoleRoutes, { prefix: consolePrefix, ...(options.consoleRoot ? { root: options.consoleRoot } : {}) });
+  // The participant's pages (src/participant/): what the people being recruited see, under /p/.
+  const secrets = await SecretBox.open(deps.db, config.secretsKey);
+  await app.register(participantPages, { deps, formKey: secrets.derive(participantFormKeyPurpose) });
 
   const jobs = new JobRunner({ db: deps.db, clock: deps.clock, log: app.log });
   const webhooks = await Webhooks.open({ db: deps.db, clock: deps.clock, config, log: app.log, listen: database.listen, resolve: options.webhookResolver, pollMs: options.webhookPollMs });
@@ -257,6 +264,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       await v1.register(messageSendingRoutes, { deps, mail });
       if (config.testHelpers) await v1.register(testHelperRoutes, { deps, jobs, webhooks, mail, prefix: '/test-helpers' });
       await v1.register(consentRoutes, { deps });
+      await v1.register(participantLinksRoutes, { deps });
     },
     { prefix: apiPrefix },
   );

@@ -84,6 +84,8 @@ export const idPrefixes = {
   studyTemplate: 'stt',
   screener: 'scr',
   question: 'sqn',
+  // The default key of a screener question (its identity across versions), when the client names none.
+  questionKey: 'sqk',
   population: 'pop',
   person: 'per',
   import: 'imp',

@@ -3,6 +3,7 @@ import type { ColumnType, Generated, GeneratedAlways, Insertable, Selectable, Up
 /** Timestamps are read as ISO 8601 strings (see the type parsers in database.ts). */
 type Timestamp = ColumnType<string, string, string>;
 type Json<T> = ColumnType<T, string, string>;
+type NullableJson<T> = ColumnType<T | null, string | null, string | null>;
 
 export interface ServiceSecretsTable {
   name: string;
@@ -154,9 +155,36 @@ export interface ScreenersTable {
   custom_link_tokens_json: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  current_revision: ColumnType<number, number | undefined, number>;
 }
 
+/** What a choice or a number range does to the outcome of a screener. */
+export type ScreenerRule = 'QUALIFIES' | 'DISQUALIFIES' | 'NEUTRAL';
+
+export interface ScreenerChoice {
+  id: string;
+  label: string;
+  rule: ScreenerRule;
+}
+
+/** Bounds are inclusive; a missing bound is open. */
+export interface NumberRange {
+  min?: number;
+  max?: number;
+}
+
+export interface ScreenerNumberRules {
+  minimum?: number;
+  maximum?: number;
+  integer: boolean;
+  ranges: (NumberRange & { rule: ScreenerRule })[];
+}
+
+/** A question is shown only when the earlier question `questionKey` was answered with one of `choiceIds`, or a number in `range`. */
+export type ScreenerShowWhen = { questionKey: string; choiceIds: string[] } | { questionKey: string; range: NumberRange };
+
 export interface ScreenerQuestionInput {
+  key: string;
   name: string;
   type: string;
   category: string;
@@ -164,6 +192,9 @@ export interface ScreenerQuestionInput {
   description?: string;
   mappedToPropertyId?: string;
   questionTemplateId?: string;
+  choices?: ScreenerChoice[];
+  numberRules?: ScreenerNumberRules;
+  showWhen?: ScreenerShowWhen;
 }
 
 export interface ScreenerQuestionsTable {
@@ -178,6 +209,21 @@ export interface ScreenerQuestionsTable {
   description: string | null;
   mapped_to_property_id: string | null;
   question_template_id: string | null;
+  /** The screener's revision this version belongs to (rows are never updated; see the screener_definition migration). */
+  revision: number;
+  question_key: string;
+  choices: NullableJson<ScreenerChoice[]>;
+  number_rules: NullableJson<ScreenerNumberRules>;
+  show_when: NullableJson<ScreenerShowWhen>;
+}
+
+export interface ScreenerAnswersTable {
+  workspace_id: string;
+  participant_id: string;
+  /** The question version answered. */
+  question_id: string;
+  value: Json<unknown>;
+  answered_at: Timestamp;
 }
 
 export interface StudyStatusEventsTable {
@@ -312,6 +358,7 @@ export interface DB {
   study_templates: StudyTemplatesTable;
   screeners: ScreenersTable;
   screener_questions: ScreenerQuestionsTable;
+  screener_answers: ScreenerAnswersTable;
   study_status_events: StudyStatusEventsTable;
   property_groups: PropertyGroupsTable;
   property_group_populations: PropertyGroupPopulationsTable;
@@ -336,6 +383,7 @@ export interface DB {
   message_templates: MessageTemplatesTable;
   messages: MessagesTable;
   message_events: MessageEventsTable;
+  participant_links: ParticipantLinksTable;
 }
 
 export type JobState = 'queued' | 'running' | 'completed' | 'failed';
@@ -714,4 +762,22 @@ export interface MessageEventsTable {
   type: MessageEventType;
   smtp_code: number | null;
   detail: string | null;
+}
+
+export type ParticipantLinkPurpose = 'SCREENER' | 'CONSENT' | 'WITHDRAWAL';
+
+/** Links to the participant's pages (src/families/participant-links/): the token's SHA-256 only. */
+export interface ParticipantLinksTable {
+  workspace_id: string;
+  link_id: string;
+  participant_id: string;
+  study_id: string;
+  person_id: string;
+  purpose: ParticipantLinkPurpose;
+  token_sha256: Buffer;
+  message_id: string | null;
+  created_by_user_id: string | null;
+  created_at: Timestamp;
+  expires_at: Timestamp | null;
+  last_used_at: Timestamp | null;
 }

@@ -131,7 +131,7 @@ export async function seedDemo(db: Kysely<DB>, clock: Clock, providers: Incentiv
           qualifyByDefault: false,
           showSchedulerToQualified: true,
           questions: [
-            { name: 'How often do you shop online?', type: 'SINGLE_SELECT', category: 'simple', isRequired: true },
+            { name: 'How often do you shop online?', type: 'SINGLE_SELECT', category: 'simple', isRequired: true, choices: [{ id: 'weekly', label: 'Every week', rule: 'NEUTRAL' }, { id: 'rarely', label: 'Rarely', rule: 'NEUTRAL' }] },
             { name: 'Tell us about your last purchase', type: 'LONG_FORM', category: 'simple', isRequired: false },
           ],
         });

@@ -361,3 +361,14 @@ export async function chooseProperty(scope: Locator, label: string, section?: st
   const list = scope.getByRole('listbox', { name: 'Properties', exact: true });
   await (section ? list.getByRole('group', { name: section, exact: true }) : list).getByRole('option', { name: label, exact: true }).click();
 }
+
+/**
+ * Chooses a file in the import form's file field as a person can: once the field is enabled (it
+ * waits for the workspace's properties, which decide which columns need mapping). Playwright's
+ * setInputFiles does not wait for that, and a file set on a disabled field is ignored.
+ */
+export async function chooseFile(page: Page, file: { name: string; mimeType: string; buffer: Buffer }): Promise<void> {
+  const field = page.getByLabel('CSV file', { exact: true });
+  await field.and(page.locator(':enabled')).waitFor();
+  await field.setInputFiles(file);
+}

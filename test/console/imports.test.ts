@@ -1,6 +1,6 @@
 import { unwrap } from '@recruit-ops/sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type ConsoleWorld, describeConsole, expectAccessible, expectNoPageErrors, signIn, startConsole } from './browser.js';
+import { type ConsoleWorld, chooseFile, describeConsole, expectAccessible, expectNoPageErrors, signIn, startConsole } from './browser.js';
 
 describeConsole('console: imports', () => {
   let world: ConsoleWorld;
@@ -27,7 +27,7 @@ describeConsole('console: imports', () => {
     await page.getByRole('heading', { name: 'Imports', exact: true }).waitFor();
     await expectAccessible(page);
 
-    await page.getByLabel('CSV file', { exact: true }).setInputFiles({ name: 'panel.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await chooseFile(page, { name: 'panel.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
     // The two columns the workspace does not know are offered for mapping; uploading before choosing says so beside them.
     const shoe = page.getByLabel('Column “Shoe”');
     const colour = page.getByLabel('Column “Favourite colour”');

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   chooseProperty,
   type ConsoleWorld,
+  chooseFile,
   describeConsole,
   expectAccessible,
   expectFitsViewport,
@@ -157,7 +158,7 @@ describeConsole('console: every page on a phone, named by names', () => {
     await expectPhonePage(page, 'person, editing');
 
     await open(page, '/console/imports', () => page.getByRole('heading', { name: 'Imports', exact: true }).waitFor());
-    await page.getByLabel('CSV file', { exact: true }).setInputFiles({
+    await chooseFile(page, {
       name: 'a-file-with-a-long-name-from-the-crm-export.csv',
       mimeType: 'text/csv',
       buffer: Buffer.from('email,firstName,Favourite supermarket chain of the household\nana@import.test,Ana,Corner shop\n'),

@@ -159,7 +159,7 @@ export interface paths {
         get?: never;
         /**
          * Create or replace a study's screener
-         * @description Creates or replaces the SERVICE screener of a draft study (questions replaced in the given order) and sets includeScreener to true. Survey studies screen on their survey platform: 400. The response is the screener, or null for a token that cannot read screeners.
+         * @description Creates or replaces the SERVICE screener of a study that is not CLOSED (questions replaced in the given order) and sets includeScreener to true. Each PUT is a new revision: the questions get new ids (versions) and keep their keys; answers keep the version they answered, and versions nobody answered are dropped. Select questions take choices, each with a rule (QUALIFIES, DISQUALIFIES, NEUTRAL); NUMBER and SCALE questions take bounds and ranges with rules; `showWhen` shows a question only when an earlier answer matches; `mappedToPropertyId` must name a property of a compatible type. The whole definition is checked and every problem reported, each with its path; a refused PUT changes nothing. Survey studies screen on their survey platform: 400. The response is the screener, or null for a token that cannot read screeners. Guide: docs/api/screeners.md.
          *
          *     Requires the right `screeners:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
          */
@@ -167,7 +167,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a study's screener
-         * @description Deletes the screener and its questions from a draft study and sets includeScreener to false. Only SERVICE screeners; not for survey studies (400).
+         * @description Deletes the screener and its questions from a draft study and sets includeScreener to false. Only SERVICE screeners; not for survey studies (400). A screener whose questions have answers is kept (409).
          *
          *     Reference operation E21. Requires the right `screeners:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
          */
@@ -1554,6 +1554,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/studies/{studyId}/participants/{participantId}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a participant's link to their pages
+         * @description Makes a new link that opens one of the participant's pages (`purpose`), for the team to hand over by their own means; messages whose template uses `links.screener` make their own. Each call makes another link; earlier ones stay valid until they expire. The `url` is in this answer only: the service keeps the SHA-256 of its token. A link is bound to this participant and this purpose: it shows that person's page and nothing else. It expires as `expiresAt` says, and a screener or consent page also says so once the study is closed or paused. The origin of `url` is PUBLIC_URL, or the one this request came to when PUBLIC_URL is not set.
+         *
+         *     Requires the right `participants:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         */
+        post: operations["createParticipantLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "participant.status_changed": {
@@ -1931,9 +1953,54 @@ export interface components {
             fullname: string;
             email: string;
         };
-        /** ScreenerQuestion */
-        ScreenerQuestion: {
+        /**
+         * ScreenerChoice
+         * @description A choice of a SINGLE_SELECT, MULTI_SELECT or YES_NO question. `id` is stable across edits: answers and skip logic name it.
+         */
+        ScreenerChoice: {
+            /** @description Letters, digits, _ and -; at most 64. */
             id: string;
+            /** @description What the person reads. Unique within the question, ignoring case. */
+            label: string;
+            /** @enum {string} */
+            rule: "QUALIFIES" | "DISQUALIFIES" | "NEUTRAL";
+        };
+        /**
+         * ScreenerRange
+         * @description A range of answers of a NUMBER or SCALE question and what an answer in it does.
+         */
+        ScreenerRange: {
+            /** @description Inclusive; left out: no lower bound. */
+            min?: number;
+            /** @description Inclusive; left out: no upper bound. */
+            max?: number;
+            /** @enum {string} */
+            rule: "QUALIFIES" | "DISQUALIFIES" | "NEUTRAL";
+        };
+        /**
+         * ScreenerShowWhen
+         * @description Skip logic: the question is shown only when the earlier question `questionKey` was shown and answered with one of `choiceIds` (any of them, for MULTI_SELECT) or with a number in `range`. Exactly one of the two.
+         */
+        ScreenerShowWhen: {
+            /** @description The key of an earlier question. */
+            questionKey: string;
+            choiceIds?: string[];
+            range?: {
+                /** @description Inclusive; left out: no lower bound. */
+                min?: number;
+                /** @description Inclusive; left out: no upper bound. */
+                max?: number;
+            };
+        };
+        /**
+         * ScreenerQuestion
+         * @description One version of a question. `id` names this version: an edit of the screener makes new versions (new ids) and answers keep the version they answered; `key` is the question across versions. `choices` is present for SINGLE_SELECT, MULTI_SELECT and YES_NO questions; `minimum`, `maximum`, `integer` and `ranges` for NUMBER and SCALE questions; `showWhen` when the question has skip logic.
+         */
+        ScreenerQuestion: {
+            /** @description This version of the question. */
+            id: string;
+            /** @description The question across versions; skip logic names earlier questions by it. */
+            key: string;
             workspaceId: string;
             category: string;
             type: string;
@@ -1942,6 +2009,12 @@ export interface components {
             description: string | null;
             mappedToPropertyId: string | null;
             questionTemplateId: string | null;
+            choices?: components["schemas"]["ScreenerChoice"][];
+            minimum?: number;
+            maximum?: number;
+            integer?: boolean;
+            ranges?: components["schemas"]["ScreenerRange"][];
+            showWhen?: components["schemas"]["ScreenerShowWhen"];
         };
         /**
          * Screener
@@ -1953,11 +2026,13 @@ export interface components {
          *       "type": "SERVICE",
          *       "showSchedulerToQualified": true,
          *       "qualifyByDefault": false,
+         *       "revision": 2,
          *       "createdAt": "2026-11-22T10:00:00.000Z",
          *       "updatedAt": "2026-11-22T10:05:00.000Z",
          *       "questions": [
          *         {
          *           "id": "sqn_01JD0000000000000000000000",
+         *           "key": "frequency",
          *           "workspaceId": "wsp_01JD0000000000000000000000",
          *           "category": "simple",
          *           "type": "SINGLE_SELECT",
@@ -1965,7 +2040,46 @@ export interface components {
          *           "isRequired": true,
          *           "description": null,
          *           "mappedToPropertyId": null,
-         *           "questionTemplateId": null
+         *           "questionTemplateId": null,
+         *           "choices": [
+         *             {
+         *               "id": "weekly",
+         *               "label": "Every week",
+         *               "rule": "QUALIFIES"
+         *             },
+         *             {
+         *               "id": "never",
+         *               "label": "Never",
+         *               "rule": "DISQUALIFIES"
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "id": "sqn_01JD0000000000000000000001",
+         *           "key": "orders",
+         *           "workspaceId": "wsp_01JD0000000000000000000000",
+         *           "category": "simple",
+         *           "type": "NUMBER",
+         *           "name": "How many orders did you place last month?",
+         *           "isRequired": false,
+         *           "description": null,
+         *           "mappedToPropertyId": null,
+         *           "questionTemplateId": null,
+         *           "minimum": 0,
+         *           "maximum": 1000,
+         *           "integer": true,
+         *           "ranges": [
+         *             {
+         *               "max": 0,
+         *               "rule": "DISQUALIFIES"
+         *             }
+         *           ],
+         *           "showWhen": {
+         *             "questionKey": "frequency",
+         *             "choiceIds": [
+         *               "weekly"
+         *             ]
+         *           }
          *         }
          *       ],
          *       "externalSurveyId": null,
@@ -1984,7 +2098,10 @@ export interface components {
             /** @enum {string} */
             type: "SERVICE" | "EXTERNAL_SURVEY";
             showSchedulerToQualified: boolean;
+            /** @description What a submission whose answers fire no rule gives: a choice or range that DISQUALIFIES disqualifies (the first, in question order, wins over any that QUALIFIES); otherwise one that QUALIFIES qualifies; when none fired, true qualifies the person and false leaves them SUBMITTED for the team to review. */
             qualifyByDefault: boolean;
+            /** @description The current revision: 1 when created, one more at each PUT. The questions are those of this revision. */
+            revision: number;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -3147,6 +3264,20 @@ export interface components {
              * @example 2026-11-22T10:00:00.000Z
              */
             createdAt: string;
+        };
+        /** ParticipantLink */
+        ParticipantLink: {
+            /** @description The link's id (lnk_…); the link itself is shown only in this answer. */
+            linkId: string;
+            /**
+             * @description What the link opens: SCREENER, the study's screener (the participant's answers). The consent and withdrawal pages are not served yet; their links will be made by this operation too.
+             * @enum {string}
+             */
+            purpose: "SCREENER";
+            /** @description The page the participant opens: PUBLIC_URL/p/<token>. The token (256 random bits) is not kept: only its SHA-256 is, so this is the one time it can be read. */
+            url: string;
+            /** @description When the link stops opening its page; null: never (withdrawal). */
+            expiresAt: string | null;
         };
         /**
          * ErrorBody
@@ -4586,28 +4717,113 @@ export interface operations {
                  *       "qualifyByDefault": false,
                  *       "questions": [
                  *         {
+                 *           "key": "frequency",
                  *           "name": "How often do you shop online?",
-                 *           "type": "SHORT_FORM",
-                 *           "category": "simple",
-                 *           "isRequired": true
+                 *           "type": "SINGLE_SELECT",
+                 *           "isRequired": true,
+                 *           "choices": [
+                 *             {
+                 *               "id": "weekly",
+                 *               "label": "Every week",
+                 *               "rule": "QUALIFIES"
+                 *             },
+                 *             {
+                 *               "id": "monthly",
+                 *               "label": "Every month"
+                 *             },
+                 *             {
+                 *               "id": "never",
+                 *               "label": "Never",
+                 *               "rule": "DISQUALIFIES"
+                 *             }
+                 *           ]
+                 *         },
+                 *         {
+                 *           "key": "orders",
+                 *           "name": "How many orders did you place last month?",
+                 *           "type": "NUMBER",
+                 *           "minimum": 0,
+                 *           "maximum": 1000,
+                 *           "integer": true,
+                 *           "ranges": [
+                 *             {
+                 *               "max": 0,
+                 *               "rule": "DISQUALIFIES"
+                 *             }
+                 *           ],
+                 *           "showWhen": {
+                 *             "questionKey": "frequency",
+                 *             "choiceIds": [
+                 *               "weekly",
+                 *               "monthly"
+                 *             ]
+                 *           }
                  *         }
                  *       ]
                  *     }
                  */
                 "application/json": {
+                    /** @description What a submission whose answers fire no rule gives: a choice or range that DISQUALIFIES disqualifies (the first, in question order, wins over any that QUALIFIES); otherwise one that QUALIFIES qualifies; when none fired, true qualifies the person and false leaves them SUBMITTED for the team to review. Left out: unchanged (false for a new screener). */
                     qualifyByDefault?: boolean;
                     showSchedulerToQualified?: boolean;
                     questions: {
+                        /** @description The question across edits; skip logic names earlier questions by it. Unique within the screener; left out: the service makes one. */
+                        key?: string;
                         name: string;
                         /** @enum {string} */
-                        type: "SHORT_FORM" | "LONG_FORM" | "SINGLE_SELECT" | "MULTI_SELECT" | "NUMBER" | "DATE" | "EMAIL" | "PHONE_NUMBER" | "SCALE";
+                        type: "SHORT_FORM" | "LONG_FORM" | "SINGLE_SELECT" | "MULTI_SELECT" | "NUMBER" | "DATE" | "EMAIL" | "PHONE_NUMBER" | "SCALE" | "YES_NO";
                         /** @enum {string} */
                         category?: "simple" | "contact" | "consent";
-                        /** @default false */
+                        /**
+                         * @description Whether a person shown the question must answer it.
+                         * @default false
+                         */
                         isRequired?: boolean;
                         description?: string;
+                        /** @description The person property the answer is written to. Checked when defined: SHORT_FORM, LONG_FORM, EMAIL and PHONE_NUMBER map to STRING; NUMBER and SCALE to NUMBER; DATE to DATETIME; YES_NO to BOOLEAN; SINGLE_SELECT to SINGLE_SELECT and MULTI_SELECT to MULTI_SELECT properties whose options include every choice's label (ignoring case). At most one question maps to a property. An unknown id (or another workspace's) is a 404 naming this field. */
                         mappedToPropertyId?: string;
                         questionTemplateId?: string;
+                        /** @description SINGLE_SELECT and MULTI_SELECT: required, at least one. YES_NO: optional, exactly the ids `yes` and `no` (left out: labels Yes and No, both NEUTRAL). `rule` (default NEUTRAL) says what picking the choice does: QUALIFIES, DISQUALIFIES or NEUTRAL. */
+                        choices?: {
+                            /** @description Letters, digits, _ and -; at most 64. */
+                            id: string;
+                            /** @description What the person reads. Unique within the question, ignoring case. */
+                            label: string;
+                            /**
+                             * @default NEUTRAL
+                             * @enum {string}
+                             */
+                            rule?: "QUALIFIES" | "DISQUALIFIES" | "NEUTRAL";
+                        }[];
+                        /** @description NUMBER and SCALE (required for SCALE): the smallest answer accepted. */
+                        minimum?: number;
+                        /** @description NUMBER and SCALE (required for SCALE): the largest answer accepted. */
+                        maximum?: number;
+                        /** @description NUMBER: only whole numbers are accepted (default false). SCALE always takes whole numbers. */
+                        integer?: boolean;
+                        /** @description NUMBER and SCALE: what an answer in each range does. Bounds inclusive, at least one per range; ranges must not overlap. */
+                        ranges?: {
+                            /** @description Inclusive; left out: no lower bound. */
+                            min?: number;
+                            /** @description Inclusive; left out: no upper bound. */
+                            max?: number;
+                            /** @enum {string} */
+                            rule: "QUALIFIES" | "DISQUALIFIES" | "NEUTRAL";
+                        }[];
+                        /** @description Skip logic: show this question only when the earlier question was shown and its answer matches. Exactly one of choiceIds and range. */
+                        showWhen?: {
+                            /** @description The key of an earlier question. */
+                            questionKey: string;
+                            /** @description For a SINGLE_SELECT, MULTI_SELECT or YES_NO question. */
+                            choiceIds?: string[];
+                            /** @description For a NUMBER or SCALE question. */
+                            range?: {
+                                /** @description Inclusive; left out: no lower bound. */
+                                min?: number;
+                                /** @description Inclusive; left out: no upper bound. */
+                                max?: number;
+                            };
+                        };
                     }[];
                 };
             };
@@ -4673,7 +4889,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description Study not found (also for another workspace's study). */
+            /** @description Study not found (also for another workspace's study), or a mappedToPropertyId the workspace does not have; `path` names it. */
             404: {
                 headers: {
                     /** @description Requests allowed per window for this token. */
@@ -4688,7 +4904,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Study is not in draft status. */
+            /** @description The study is CLOSED. */
             409: {
                 headers: {
                     /** @description Requests allowed per window for this token. */
@@ -4871,7 +5087,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Study is not in draft status. */
+            /** @description Study is not in draft status, or the screener has answers. */
             409: {
                 headers: {
                     /** @description Requests allowed per window for this token. */
@@ -18558,6 +18774,205 @@ export interface operations {
             };
             /** @description Consent submission not found (also another workspace's, and a deleted person's). */
             404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    createParticipantLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes this request safe to retry: a retry with the same key and the same request gets the first response again (header `Idempotent-Replayed: true`) and does nothing twice. 1 to 255 printable ASCII characters (a UUID is a good key), scoped to the token's workspace and kept at least 24 hours. The same key with a different request is a 400, and while the first request is still running a 409 (both naming `["Idempotency-Key"]`). Responses of status 500 and above are not kept, so a retry after one runs again.
+                 * @example 5f0c8e0e-3b9a-4f1e-9a57-0d7e4c1b2a60
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                studyId: string;
+                participantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description What the link opens: SCREENER, the study's screener (the participant's answers). The consent and withdrawal pages are not served yet; their links will be made by this operation too.
+                     * @enum {string}
+                     */
+                    purpose: "SCREENER";
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ParticipantLink"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field (`purpose` lists the allowed values). Or: the Idempotency-Key was already used with a different request, or is not 1–255 printable ASCII characters (path ["Idempotency-Key"]). */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Study not found (path ["studyId"]), or Participant not found (path ["participantId"]), also another workspace's or one whose person was deleted. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (path ["Idempotency-Key"]); retry later. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
                 headers: {
                     /** @description Requests allowed per window for this token. */
                     "X-RateLimit-Limit"?: number;

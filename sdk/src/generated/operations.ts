@@ -34,6 +34,7 @@ export const idempotencyKeyPaths: ReadonlySet<string> = new Set([
   "/message-templates/{templateId}/preview",
   "/studies/{studyId}/messages",
   "/consent-submissions",
+  "/studies/{studyId}/participants/{participantId}/links",
 ]);
 
 /** Operations (`method path`) whose request body is not JSON, with the media type they take: the client sends such a body as it is. */
@@ -157,4 +158,5 @@ export const operationRoles = {
   "get /consent-submissions": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
   "post /consent-submissions": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER"],
   "get /consent-submissions/{consentSubmissionId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
+  "post /studies/{studyId}/participants/{participantId}/links": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR"],
 } as const satisfies Readonly<Record<string, readonly string[]>>;

@@ -31,6 +31,8 @@ import * as trigramIndexEmbeddedOnly from './20261203000000_trigram_index_embedd
 import * as importFileFormat from './20261204000000_import_file_format.js';
 import * as erasureAtDeletion from './20261205000000_erasure_at_deletion.js';
 import * as signupFormConsent from './20261205000100_signup_form_consent.js';
+import * as screenerDefinition from './20261206000000_screener_definition.js';
+import * as participantLinks from './20261206100000_participant_links.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
 export const migrations: Record<string, Migration> = {
@@ -66,4 +68,6 @@ export const migrations: Record<string, Migration> = {
   '20261204000000_import_file_format': importFileFormat,
   '20261205000000_erasure_at_deletion': erasureAtDeletion,
   '20261205000100_signup_form_consent': signupFormConsent,
+  '20261206000000_screener_definition': screenerDefinition,
+  '20261206100000_participant_links': participantLinks,
 };

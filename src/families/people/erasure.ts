@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { eraseConsentsOfPeople } from '../consent/writer.js';
 import { eraseMessagesOf } from '../messages/queries.js';
+import { deleteLinksOfPeople } from '../participant-links/service.js';
 
 /**
  * What deleting people erases, at once, in the transaction that deletes them (issue 32: deletion
@@ -17,6 +18,7 @@ import { eraseMessagesOf } from '../messages/queries.js';
  * - messages: the address and what was sent (rendered with their values); a failure's text is a
  *   fixed vocabulary already, and a text written before it becomes "The attempt failed".
  * - participants: the note on each of their participations (written about them).
+ * - participant_links: every link to their pages (a way into what the service holds of them).
  * - idempotency_keys: every kept answer that holds their id or one of their emails (a Person, a
  *   Participant, an incentive with its recipient, a preview, a search page). A retry with one of
  *   those keys runs again instead of replaying the answer.
@@ -49,6 +51,7 @@ export async function erasePeople(transaction: Kysely<DB>, workspaceId: string, 
   await eraseConsentsOfPeople(transaction, people);
   await sql`delete from population_members where (workspace_id, person_id) in ${batch}`.execute(transaction);
   await eraseMessagesOf(transaction, batch);
+  await deleteLinksOfPeople(transaction, batch);
   await sql`
     update participants set note = null, note_created_by_user_id = null
     where (workspace_id, person_id) in ${batch} and note is not null

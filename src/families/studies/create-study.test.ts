@@ -255,7 +255,7 @@ describe('POST /studies (E19)', () => {
       });
       const questions = [
         { name: 'How often do you shop online?', type: 'SHORT_FORM', category: 'simple', isRequired: true, description: 'Roughly' },
-        { name: 'Which devices?', type: 'MULTI_SELECT', category: 'simple', isRequired: false },
+        { name: 'Which devices?', type: 'MULTI_SELECT', category: 'simple', isRequired: false, choices: [{ id: 'phone', label: 'Phone', rule: 'NEUTRAL' }, { id: 'laptop', label: 'Laptop', rule: 'NEUTRAL' }] },
       ];
       const put = await call(service, 'PUT', `/studies/${original}/screener`, { token: tenant.token, body: { qualifyByDefault: true, questions } });
       expect(put.statusCode, put.body).toBe(200);

@@ -9,8 +9,8 @@ beforeAll(async () => {
 afterAll(async () => service.stop());
 
 const questions = [
-  { name: 'How often do you shop online?', type: 'SINGLE_SELECT', category: 'simple', isRequired: true },
-  { name: 'Which devices?', type: 'MULTI_SELECT', category: 'simple', isRequired: false },
+  { name: 'How often do you shop online?', type: 'SINGLE_SELECT', category: 'simple', isRequired: true, choices: [{ id: 'weekly', label: 'Every week', rule: 'NEUTRAL' }, { id: 'rarely', label: 'Rarely', rule: 'NEUTRAL' }] },
+  { name: 'Which devices?', type: 'MULTI_SELECT', category: 'simple', isRequired: false, choices: [{ id: 'phone', label: 'Phone', rule: 'NEUTRAL' }, { id: 'laptop', label: 'Laptop', rule: 'NEUTRAL' }] },
 ];
 
 async function createStudy(tenant: Tenant, body: object = {}) {

@@ -1,7 +1,7 @@
 import { type Expression, type Insertable, type Kysely, sql } from 'kysely';
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
 import { reusableStatement } from '../../db/reusable-statement.js';
-import type { DB, NewStudy, StoredStudyPlan, StudyStatus, StudyTemplatesTable, StudyType, TemplateScreener } from '../../db/schema.js';
+import type { DB, NewStudy, ScreenerQuestionInput, StoredStudyPlan, StudyStatus, StudyTemplatesTable, StudyType, TemplateScreener } from '../../db/schema.js';
 
 type Executor = Kysely<DB>;
 
@@ -30,6 +30,7 @@ function screenerOf(db: Executor, workspaceId: Expression<string>, studyId: Expr
         'sc.type',
         'sc.show_scheduler_to_qualified as showSchedulerToQualified',
         'sc.qualify_by_default as qualifyByDefault',
+        'sc.current_revision as revision',
         'sc.created_at as createdAt',
         'sc.updated_at as updatedAt',
         'sc.external_survey_id as externalSurveyId',
@@ -44,8 +45,10 @@ function screenerOf(db: Executor, workspaceId: Expression<string>, studyId: Expr
             .selectFrom('screener_questions as q')
             .whereRef('q.workspace_id', '=', 'sc.workspace_id')
             .whereRef('q.screener_id', '=', 'sc.screener_id')
+            .whereRef('q.revision', '=', 'sc.current_revision')
             .select([
               'q.question_id as id',
+              'q.question_key as key',
               'q.workspace_id as workspaceId',
               'q.category',
               'q.type',
@@ -54,6 +57,9 @@ function screenerOf(db: Executor, workspaceId: Expression<string>, studyId: Expr
               'q.description',
               'q.mapped_to_property_id as mappedToPropertyId',
               'q.question_template_id as questionTemplateId',
+              'q.choices',
+              'q.number_rules as numberRules',
+              'q.show_when as showWhen',
             ])
             .orderBy('q.position'),
         ).as('questions'),
@@ -215,7 +221,7 @@ export async function findScreenerRow(db: Executor, workspaceId: string, studyId
     .selectFrom('screeners')
     .where('workspace_id', '=', workspaceId)
     .where('study_id', '=', studyId)
-    .select(['screener_id', 'type', 'show_scheduler_to_qualified', 'qualify_by_default'])
+    .select(['screener_id', 'type', 'show_scheduler_to_qualified', 'qualify_by_default', 'current_revision'])
     .executeTakeFirst();
 }
 
@@ -226,7 +232,8 @@ export async function findScreenerForCopy(db: Executor, workspaceId: string, stu
     .selectFrom('screener_questions')
     .where('workspace_id', '=', workspaceId)
     .where('screener_id', '=', screener.screener_id)
-    .select(['name', 'type', 'category', 'is_required', 'description', 'mapped_to_property_id', 'question_template_id'])
+    .where('revision', '=', screener.current_revision)
+    .select(['question_key', 'name', 'type', 'category', 'is_required', 'description', 'mapped_to_property_id', 'question_template_id', 'choices', 'number_rules', 'show_when'])
     .orderBy('position')
     .execute();
   return {
@@ -234,6 +241,7 @@ export async function findScreenerForCopy(db: Executor, workspaceId: string, stu
     showSchedulerToQualified: screener.show_scheduler_to_qualified,
     qualifyByDefault: screener.qualify_by_default,
     questions: questions.map((question) => ({
+      key: question.question_key,
       name: question.name,
       type: question.type,
       category: question.category,
@@ -241,6 +249,9 @@ export async function findScreenerForCopy(db: Executor, workspaceId: string, stu
       ...(question.description !== null ? { description: question.description } : {}),
       ...(question.mapped_to_property_id !== null ? { mappedToPropertyId: question.mapped_to_property_id } : {}),
       ...(question.question_template_id !== null ? { questionTemplateId: question.question_template_id } : {}),
+      ...(question.choices !== null ? { choices: question.choices } : {}),
+      ...(question.number_rules !== null ? { numberRules: question.number_rules } : {}),
+      ...(question.show_when !== null ? { showWhen: question.show_when } : {}),
     })),
   };
 }
@@ -277,13 +288,11 @@ export async function insertScreener(
     .execute();
 }
 
-export async function replaceQuestions(
-  db: Executor,
-  workspaceId: string,
-  screenerId: string,
-  questions: { questionId: string; name: string; type: string; category: string; isRequired: boolean; description?: string; mappedToPropertyId?: string; questionTemplateId?: string }[],
-) {
-  await db.deleteFrom('screener_questions').where('workspace_id', '=', workspaceId).where('screener_id', '=', screenerId).execute();
+/** A question version to write: a template's or a body's question with its new id and its key settled. */
+export type NewQuestion = ScreenerQuestionInput & { questionId: string; key: string };
+
+/** Writes one revision's questions. Question rows are never updated: an edit is a new revision. */
+export async function insertQuestionRevision(db: Executor, workspaceId: string, screenerId: string, revision: number, questions: NewQuestion[]) {
   if (questions.length === 0) return;
   await db
     .insertInto('screener_questions')
@@ -292,6 +301,8 @@ export async function replaceQuestions(
         workspace_id: workspaceId,
         question_id: question.questionId,
         screener_id: screenerId,
+        revision,
+        question_key: question.key,
         position,
         category: question.category,
         type: question.type,
@@ -300,20 +311,54 @@ export async function replaceQuestions(
         description: question.description ?? null,
         mapped_to_property_id: question.mappedToPropertyId ?? null,
         question_template_id: question.questionTemplateId ?? null,
+        choices: question.choices ? JSON.stringify(question.choices) : null,
+        number_rules: question.numberRules ? JSON.stringify(question.numberRules) : null,
+        show_when: question.showWhen ? JSON.stringify(question.showWhen) : null,
       })),
     )
     .execute();
+}
+
+/** Removes the question versions of earlier revisions that no answer names; answered ones stay with their answers. */
+export async function pruneUnansweredRevisions(db: Executor, workspaceId: string, screenerId: string, currentRevision: number) {
+  await db
+    .deleteFrom('screener_questions as q')
+    .where('q.workspace_id', '=', workspaceId)
+    .where('q.screener_id', '=', screenerId)
+    .where('q.revision', '<>', currentRevision)
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('screener_answers as a').whereRef('a.workspace_id', '=', 'q.workspace_id').whereRef('a.question_id', '=', 'q.question_id').select(sql<number>`1`.as('one')))),
+    )
+    .execute();
+}
+
+/** Whether any question version of the screener, of any revision, has an answer. */
+export async function screenerHasAnswers(db: Executor, workspaceId: string, screenerId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('screener_answers as a')
+    .innerJoin('screener_questions as q', (join) => join.onRef('q.workspace_id', '=', 'a.workspace_id').onRef('q.question_id', '=', 'a.question_id'))
+    .where('a.workspace_id', '=', workspaceId)
+    .where('q.screener_id', '=', screenerId)
+    .select(sql<number>`1`.as('one'))
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 export async function updateScreenerSettings(
   db: Executor,
   workspaceId: string,
   screenerId: string,
-  settings: { showSchedulerToQualified: boolean; qualifyByDefault: boolean; at: string },
+  settings: { showSchedulerToQualified: boolean; qualifyByDefault: boolean; revision: number; at: string },
 ) {
   await db
     .updateTable('screeners')
-    .set({ show_scheduler_to_qualified: settings.showSchedulerToQualified, qualify_by_default: settings.qualifyByDefault, updated_at: settings.at })
+    .set({
+      show_scheduler_to_qualified: settings.showSchedulerToQualified,
+      qualify_by_default: settings.qualifyByDefault,
+      current_revision: settings.revision,
+      updated_at: settings.at,
+    })
     .where('workspace_id', '=', workspaceId)
     .where('screener_id', '=', screenerId)
     .execute();

@@ -24,7 +24,6 @@ import * as service from './service.js';
 const tags = ['Studies'];
 const notFound = errorResponse('Study not found (also for another workspace\'s study).');
 const invalid = errorResponse('Invalid input; `path` names the offending field or parameter.');
-const draftOnly = errorResponse('Study is not in draft status.');
 
 export const studiesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async (app, { deps }) => {
   const context = (request: FastifyRequest) => requestContext(deps, request);
@@ -151,16 +150,20 @@ export const studiesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
         operationId: 'putStudyScreener',
         summary: "Create or replace a study's screener",
         description:
-          'Creates or replaces the SERVICE screener of a draft study (questions replaced in the given order) and sets includeScreener to true. ' +
-          'Survey studies screen on their survey platform: 400. The response is the screener, or null for a token that cannot read screeners.',
+          'Creates or replaces the SERVICE screener of a study that is not CLOSED (questions replaced in the given order) and sets includeScreener to true. ' +
+          'Each PUT is a new revision: the questions get new ids (versions) and keep their keys; answers keep the version they answered, and versions nobody answered are dropped. ' +
+          'Select questions take choices, each with a rule (QUALIFIES, DISQUALIFIES, NEUTRAL); NUMBER and SCALE questions take bounds and ranges with rules; ' +
+          '`showWhen` shows a question only when an earlier answer matches; `mappedToPropertyId` must name a property of a compatible type. ' +
+          'The whole definition is checked and every problem reported, each with its path; a refused PUT changes nothing. ' +
+          'Survey studies screen on their survey platform: 400. The response is the screener, or null for a token that cannot read screeners. Guide: docs/api/screeners.md.',
         tags,
         params: StudyParams,
         body: PutScreenerBody,
         response: {
           200: Type.Union([Type.Ref(Screener), Type.Null()], { description: 'The screener as written (null without the right to read screeners).' }),
           400: invalid,
-          404: notFound,
-          409: draftOnly,
+          404: errorResponse('Study not found (also for another workspace\'s study), or a mappedToPropertyId the workspace does not have; `path` names it.'),
+          409: errorResponse('The study is CLOSED.'),
         },
       },
     },
@@ -175,14 +178,16 @@ export const studiesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
         operationId: 'deleteStudyScreener',
         'x-reference-id': 'E21',
         summary: "Delete a study's screener",
-        description: 'Deletes the screener and its questions from a draft study and sets includeScreener to false. Only SERVICE screeners; not for survey studies (400).',
+        description:
+          'Deletes the screener and its questions from a draft study and sets includeScreener to false. Only SERVICE screeners; not for survey studies (400). ' +
+          'A screener whose questions have answers is kept (409).',
         tags,
         params: StudyParams,
         response: {
           200: Type.Object({ success: Type.Boolean(), studyId: Type.String() }, { description: 'Deleted.', examples: [{ success: true, studyId: 'stu_01JD0000000000000000000000' }] }),
           400: errorResponse('A survey study, or a screener not of type SERVICE.'),
           404: errorResponse('Study not found, or the study has no screener.'),
-          409: draftOnly,
+          409: errorResponse('Study is not in draft status, or the screener has answers.'),
         },
       },
     },

@@ -9,7 +9,8 @@ export const studyTypes = ['SURVEY', 'INTERVIEWS', 'UNMODERATED_TEST', 'GROUP_IN
 export const studyStatuses = ['DRAFT', 'ACTIVE', 'PAUSED', 'CLOSED'] as const;
 export const recruitmentStrategies = ['IN_SERVICE', 'EXTERNAL'] as const;
 export const panelProviders = ['PROVIDER_ONE', 'PROVIDER_TWO'] as const;
-export const questionTypes = ['SHORT_FORM', 'LONG_FORM', 'SINGLE_SELECT', 'MULTI_SELECT', 'NUMBER', 'DATE', 'EMAIL', 'PHONE_NUMBER', 'SCALE'] as const;
+export const questionTypes = ['SHORT_FORM', 'LONG_FORM', 'SINGLE_SELECT', 'MULTI_SELECT', 'NUMBER', 'DATE', 'EMAIL', 'PHONE_NUMBER', 'SCALE', 'YES_NO'] as const;
+export const screenerRules = ['QUALIFIES', 'DISQUALIFIES', 'NEUTRAL'] as const;
 export const questionCategories = ['simple', 'contact', 'consent'] as const;
 
 export const StudyType = literals(studyTypes);
@@ -86,9 +87,63 @@ export const Owner = Type.Object(
 
 const nullableString = Type.Union([Type.String(), Type.Null()]);
 
+const qualifyByDefaultMeaning =
+  'What a submission whose answers fire no rule gives: a choice or range that DISQUALIFIES disqualifies (the first, in question order, wins over any that QUALIFIES); ' +
+  'otherwise one that QUALIFIES qualifies; when none fired, true qualifies the person and false leaves them SUBMITTED for the team to review.';
+
+const ScreenerRule = literals(screenerRules);
+const keyPattern = '^[A-Za-z0-9_-]{1,64}$';
+const QuestionKey = (description: string) => Type.String({ pattern: keyPattern, description });
+const ChoiceId = Type.String({ pattern: keyPattern, description: 'Letters, digits, _ and -; at most 64.' });
+const Bound = (description: string) => Type.Number({ minimum: -1e12, maximum: 1e12, description });
+
+const choiceFields = {
+  id: ChoiceId,
+  label: Text({ minLength: 1, maxLength: 500, description: 'What the person reads. Unique within the question, ignoring case.' }),
+};
+const rangeFields = {
+  min: Type.Optional(Bound('Inclusive; left out: no lower bound.')),
+  max: Type.Optional(Bound('Inclusive; left out: no upper bound.')),
+};
+
+export const ScreenerChoice = Type.Object(
+  { ...choiceFields, rule: ScreenerRule },
+  {
+    $id: 'ScreenerChoice',
+    title: 'ScreenerChoice',
+    description: 'A choice of a SINGLE_SELECT, MULTI_SELECT or YES_NO question. `id` is stable across edits: answers and skip logic name it.',
+  },
+);
+
+export const ScreenerRange = Type.Object(
+  { ...rangeFields, rule: ScreenerRule },
+  { $id: 'ScreenerRange', title: 'ScreenerRange', description: 'A range of answers of a NUMBER or SCALE question and what an answer in it does.' },
+);
+
+export const ScreenerShowWhen = Type.Object(
+  {
+    questionKey: Type.String({ description: 'The key of an earlier question.' }),
+    choiceIds: Type.Optional(Type.Array(Type.String())),
+    range: Type.Optional(Type.Object(rangeFields)),
+  },
+  {
+    $id: 'ScreenerShowWhen',
+    title: 'ScreenerShowWhen',
+    description:
+      'Skip logic: the question is shown only when the earlier question `questionKey` was shown and answered with one of `choiceIds` ' +
+      '(any of them, for MULTI_SELECT) or with a number in `range`. Exactly one of the two.',
+  },
+);
+
+const questionDescription =
+  'One version of a question. `id` names this version: an edit of the screener makes new versions (new ids) and answers keep the version they answered; ' +
+  '`key` is the question across versions. `choices` is present for SINGLE_SELECT, MULTI_SELECT and YES_NO questions; ' +
+  '`minimum`, `maximum`, `integer` and `ranges` for NUMBER and SCALE questions; `showWhen` when the question has skip logic.';
+
 export const ScreenerQuestion = Type.Object(
   {
-    id: Type.String(),
+    id: Type.String({ description: 'This version of the question.' }),
+    key: Type.String({ description: 'The question across versions; skip logic names earlier questions by it.' }),
     workspaceId: Type.String(),
     category: Type.String(),
     type: Type.String(),
@@ -97,8 +152,14 @@ export const ScreenerQuestion = Type.Object(
     description: nullableString,
     mappedToPropertyId: nullableString,
     questionTemplateId: nullableString,
+    choices: Type.Optional(Type.Array(Type.Ref(ScreenerChoice))),
+    minimum: Type.Optional(Type.Number()),
+    maximum: Type.Optional(Type.Number()),
+    integer: Type.Optional(Type.Boolean()),
+    ranges: Type.Optional(Type.Array(Type.Ref(ScreenerRange))),
+    showWhen: Type.Optional(Type.Ref(ScreenerShowWhen)),
   },
-  { $id: 'ScreenerQuestion', title: 'ScreenerQuestion' },
+  { $id: 'ScreenerQuestion', title: 'ScreenerQuestion', description: questionDescription },
 );
 
 export const Screener = Type.Object(
@@ -108,7 +169,8 @@ export const Screener = Type.Object(
     studyId: Type.String(),
     type: literals(['SERVICE', 'EXTERNAL_SURVEY'] as const),
     showSchedulerToQualified: Type.Boolean(),
-    qualifyByDefault: Type.Boolean(),
+    qualifyByDefault: Type.Boolean({ description: qualifyByDefaultMeaning }),
+    revision: Type.Integer({ description: 'The current revision: 1 when created, one more at each PUT. The questions are those of this revision.' }),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
     questions: Type.Array(Type.Ref(ScreenerQuestion)),
@@ -134,11 +196,13 @@ export const Screener = Type.Object(
         type: 'SERVICE',
         showSchedulerToQualified: true,
         qualifyByDefault: false,
+        revision: 2,
         createdAt: '2026-11-22T10:00:00.000Z',
         updatedAt: '2026-11-22T10:05:00.000Z',
         questions: [
           {
             id: 'sqn_01JD0000000000000000000000',
+            key: 'frequency',
             workspaceId: 'wsp_01JD0000000000000000000000',
             category: 'simple',
             type: 'SINGLE_SELECT',
@@ -147,6 +211,27 @@ export const Screener = Type.Object(
             description: null,
             mappedToPropertyId: null,
             questionTemplateId: null,
+            choices: [
+              { id: 'weekly', label: 'Every week', rule: 'QUALIFIES' },
+              { id: 'never', label: 'Never', rule: 'DISQUALIFIES' },
+            ],
+          },
+          {
+            id: 'sqn_01JD0000000000000000000001',
+            key: 'orders',
+            workspaceId: 'wsp_01JD0000000000000000000000',
+            category: 'simple',
+            type: 'NUMBER',
+            name: 'How many orders did you place last month?',
+            isRequired: false,
+            description: null,
+            mappedToPropertyId: null,
+            questionTemplateId: null,
+            minimum: 0,
+            maximum: 1000,
+            integer: true,
+            ranges: [{ max: 0, rule: 'DISQUALIFIES' }],
+            showWhen: { questionKey: 'frequency', choiceIds: ['weekly'] },
           },
         ],
         externalSurveyId: null,
@@ -241,24 +326,103 @@ export const StatusBody = Type.Object(
 
 export const QuestionInput = Type.Object(
   {
+    key: Type.Optional(
+      QuestionKey('The question across edits; skip logic names earlier questions by it. Unique within the screener; left out: the service makes one.'),
+    ),
     name: Text({ minLength: 1, maxLength: 1000 }),
     type: literals(questionTypes),
     category: Type.Optional(literals(questionCategories)),
-    isRequired: Type.Optional(Type.Boolean({ default: false })),
+    isRequired: Type.Optional(Type.Boolean({ default: false, description: 'Whether a person shown the question must answer it.' })),
     description: Type.Optional(Text({ maxLength: 5000 })),
-    mappedToPropertyId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    mappedToPropertyId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          "The person property the answer is written to. Checked when defined: SHORT_FORM, LONG_FORM, EMAIL and PHONE_NUMBER map to STRING; NUMBER and SCALE to NUMBER; DATE to DATETIME; " +
+          "YES_NO to BOOLEAN; SINGLE_SELECT to SINGLE_SELECT and MULTI_SELECT to MULTI_SELECT properties whose options include every choice's label (ignoring case). " +
+          'At most one question maps to a property. An unknown id (or another workspace\'s) is a 404 naming this field.',
+      }),
+    ),
     questionTemplateId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    choices: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { ...choiceFields, rule: Type.Optional(Type.Unsafe<(typeof screenerRules)[number]>({ type: 'string', enum: [...screenerRules], default: 'NEUTRAL' })) },
+          { additionalProperties: false },
+        ),
+        {
+          maxItems: 100,
+          description:
+            'SINGLE_SELECT and MULTI_SELECT: required, at least one. YES_NO: optional, exactly the ids `yes` and `no` (left out: labels Yes and No, both NEUTRAL). ' +
+            '`rule` (default NEUTRAL) says what picking the choice does: QUALIFIES, DISQUALIFIES or NEUTRAL.',
+        },
+      ),
+    ),
+    minimum: Type.Optional(Bound('NUMBER and SCALE (required for SCALE): the smallest answer accepted.')),
+    maximum: Type.Optional(Bound('NUMBER and SCALE (required for SCALE): the largest answer accepted.')),
+    integer: Type.Optional(Type.Boolean({ description: 'NUMBER: only whole numbers are accepted (default false). SCALE always takes whole numbers.' })),
+    ranges: Type.Optional(
+      Type.Array(Type.Object({ ...rangeFields, rule: ScreenerRule }, { additionalProperties: false }), {
+        maxItems: 20,
+        description: 'NUMBER and SCALE: what an answer in each range does. Bounds inclusive, at least one per range; ranges must not overlap.',
+      }),
+    ),
+    showWhen: Type.Optional(
+      Type.Object(
+        {
+          questionKey: QuestionKey('The key of an earlier question.'),
+          choiceIds: Type.Optional(Type.Array(ChoiceId, { minItems: 1, maxItems: 100, uniqueItems: true, description: 'For a SINGLE_SELECT, MULTI_SELECT or YES_NO question.' })),
+          range: Type.Optional(Type.Object(rangeFields, { additionalProperties: false, description: 'For a NUMBER or SCALE question.' })),
+        },
+        {
+          additionalProperties: false,
+          description: 'Skip logic: show this question only when the earlier question was shown and its answer matches. Exactly one of choiceIds and range.',
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
+export type QuestionInput = Static<typeof QuestionInput>;
 
 export const PutScreenerBody = Type.Object(
   {
-    qualifyByDefault: Type.Optional(Type.Boolean()),
+    qualifyByDefault: Type.Optional(Type.Boolean({ description: `${qualifyByDefaultMeaning} Left out: unchanged (false for a new screener).` })),
     showSchedulerToQualified: Type.Optional(Type.Boolean()),
     questions: Type.Array(QuestionInput, { maxItems: 200 }),
   },
-  { additionalProperties: false, examples: [{ qualifyByDefault: false, questions: [{ name: 'How often do you shop online?', type: 'SHORT_FORM', category: 'simple', isRequired: true }] }] },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        qualifyByDefault: false,
+        questions: [
+          {
+            key: 'frequency',
+            name: 'How often do you shop online?',
+            type: 'SINGLE_SELECT',
+            isRequired: true,
+            choices: [
+              { id: 'weekly', label: 'Every week', rule: 'QUALIFIES' },
+              { id: 'monthly', label: 'Every month' },
+              { id: 'never', label: 'Never', rule: 'DISQUALIFIES' },
+            ],
+          },
+          {
+            key: 'orders',
+            name: 'How many orders did you place last month?',
+            type: 'NUMBER',
+            minimum: 0,
+            maximum: 1000,
+            integer: true,
+            ranges: [{ max: 0, rule: 'DISQUALIFIES' }],
+            showWhen: { questionKey: 'frequency', choiceIds: ['weekly', 'monthly'] },
+          },
+        ],
+      },
+    ],
+  },
 );
 export type PutScreenerBody = Static<typeof PutScreenerBody>;
 
@@ -309,4 +473,4 @@ export const TemplateList = Type.Object(
   { title: 'StudyTemplateList', examples: [{ results: [exampleTemplate], total: 1, pageInfo: { ...examplePageInfo, hasNextPage: false } }] },
 );
 
-export const studySchemas = [StudyPlan, Owner, ScreenerQuestion, Screener, Study, StudySummary, StudyTemplate];
+export const studySchemas = [StudyPlan, Owner, ScreenerChoice, ScreenerRange, ScreenerShowWhen, ScreenerQuestion, Screener, Study, StudySummary, StudyTemplate];

@@ -6,7 +6,11 @@ import { maskEmail, maskText } from '../../http/masking.js';
 import { idPrefixes, newId } from '../../ids.js';
 import { findUsers } from '../users/queries.js';
 import * as queries from './queries.js';
-import type { CreateStudyBody, PutScreenerBody, StudyPlanInput } from './schemas.js';
+import type { CreateStudyBody, PutScreenerBody, QuestionInput, StudyPlanInput } from './schemas.js';
+import { findProperties } from '../properties/queries.js';
+import { checkDefinition, checkMapping, isNumberType } from './screener-rules.js';
+import type { ErrorItem } from '../../http/errors.js';
+import type { ScreenerQuestionInput } from '../../db/schema.js';
 import type { CallContext as SharedCallContext } from '../../context.js';
 import { recordEvents } from '../webhooks/outbox.js';
 
@@ -20,12 +24,33 @@ const isoOrNull = (value: string | null) => (value === null ? null : iso(value))
 
 type RawScreener = NonNullable<queries.StudyRecord['screener']>;
 
+type RawQuestion = RawScreener['questions'][number];
+
+/** A stored question version as the API shows it: the number rules flattened onto the question, absent fields left out. */
+function presentQuestion(question: RawQuestion) {
+  const { choices, numberRules, showWhen, ...rest } = question;
+  return {
+    ...rest,
+    ...(choices !== null ? { choices } : {}),
+    ...(numberRules !== null
+      ? {
+          ...(numberRules.minimum !== undefined ? { minimum: numberRules.minimum } : {}),
+          ...(numberRules.maximum !== undefined ? { maximum: numberRules.maximum } : {}),
+          integer: numberRules.integer,
+          ranges: numberRules.ranges,
+        }
+      : {}),
+    ...(showWhen !== null ? { showWhen } : {}),
+  };
+}
+
 function presentScreener(screener: RawScreener) {
   return {
     ...screener,
     createdAt: iso(screener.createdAt),
     updatedAt: iso(screener.updatedAt),
     externalSurveySetupUpdatedAt: isoOrNull(screener.externalSurveySetupUpdatedAt),
+    questions: screener.questions.map(presentQuestion),
   };
 }
 
@@ -153,15 +178,17 @@ const screenerFits = (screenerType: ScreenerType, studyType: StudyType) => scree
 /** The empty screener includeScreener true gives a study without one: type SERVICE, whatever the study type (contract §3). */
 const emptyScreener = (): TemplateScreener => ({ type: 'SERVICE', showSchedulerToQualified: false, qualifyByDefault: false, questions: [] });
 
+/** A question about to be written: its new version id, and a key (templates made before keys existed have none). */
+const newQuestion = (question: ScreenerQuestionInput): queries.NewQuestion => ({
+  ...question,
+  key: question.key ?? newId(idPrefixes.questionKey),
+  questionId: newId(idPrefixes.question),
+});
+
 async function addScreener(db: Kysely<DB>, workspaceId: string, studyId: string, screener: TemplateScreener, at: string) {
   const screenerId = newId(idPrefixes.screener);
   await queries.insertScreener(db, { workspaceId, screenerId, studyId, type: screener.type, showSchedulerToQualified: screener.showSchedulerToQualified, qualifyByDefault: screener.qualifyByDefault, at });
-  await queries.replaceQuestions(
-    db,
-    workspaceId,
-    screenerId,
-    screener.questions.map((question) => ({ ...question, questionId: newId(idPrefixes.question) })),
-  );
+  await queries.insertQuestionRevision(db, workspaceId, screenerId, 1, screener.questions.map(newQuestion));
 }
 
 export async function createStudy(context: CallContext, body: CreateStudyBody): Promise<{ studyId: string }> {
@@ -270,31 +297,90 @@ export function launchStudy(context: CallContext, studyId: string) {
   return changeStatus(context, studyId, 'ACTIVE', ['studyId']);
 }
 
-/** The screener as written; null for a token that may write screeners but not read them. */
+/** A body's question as stored: defaults settled, the number fields gathered into numberRules, YES_NO's choices kept only when given. */
+function toStoredQuestion(question: QuestionInput & { key: string }): ScreenerQuestionInput {
+  const { choices, minimum, maximum, integer, ranges, showWhen, category, isRequired, ...rest } = question;
+  return {
+    ...rest,
+    category: category ?? 'simple',
+    isRequired: isRequired ?? false,
+    ...(choices !== undefined ? { choices: choices.map((choice) => ({ id: choice.id, label: choice.label, rule: choice.rule ?? 'NEUTRAL' })) } : {}),
+    ...(isNumberType(question.type)
+      ? {
+          numberRules: {
+            ...(minimum !== undefined ? { minimum } : {}),
+            ...(maximum !== undefined ? { maximum } : {}),
+            integer: question.type === 'SCALE' || integer === true,
+            ranges: (ranges ?? []).map((range) => ({ ...range })),
+          },
+        }
+      : {}),
+    ...(showWhen !== undefined
+      ? { showWhen: showWhen.choiceIds !== undefined ? { questionKey: showWhen.questionKey, choiceIds: [...showWhen.choiceIds] } : { questionKey: showWhen.questionKey, range: { ...showWhen.range } } }
+      : {}),
+  };
+}
+
+/**
+ * The mapped properties checked against their questions: an id the workspace does not have (or
+ * another workspace's) is a 404 naming the field, like every unknown id in a body; a property of
+ * an incompatible type, or without an option for a choice's label, is a 400. Two questions may
+ * not write the same property.
+ */
+async function checkMappedProperties(db: Kysely<DB>, workspaceId: string, questions: readonly QuestionInput[]) {
+  const mapped = questions.flatMap((question, index) => (question.mappedToPropertyId !== undefined ? [{ question, index, propertyId: question.mappedToPropertyId }] : []));
+  if (mapped.length === 0) return;
+  const found = new Map((await findProperties(db, workspaceId, [...new Set(mapped.map((entry) => entry.propertyId))])).map((property) => [property.propertyId, property]));
+  const missing = mapped.filter((entry) => !found.has(entry.propertyId));
+  if (missing.length > 0) {
+    throw new ApiError('NOT_FOUND', missing.map((entry) => ({ message: 'Property not found', path: ['questions', String(entry.index), 'mappedToPropertyId'] })));
+  }
+  const errors: ErrorItem[] = [];
+  const firstIndex = new Map<string, number>();
+  for (const { question, index, propertyId } of mapped) {
+    const first = firstIndex.get(propertyId);
+    if (first !== undefined) {
+      errors.push({ message: `questions/${first} already maps to this property; a property takes the answer of one question`, path: ['questions', String(index), 'mappedToPropertyId'] });
+      continue;
+    }
+    firstIndex.set(propertyId, index);
+    const property = found.get(propertyId)!;
+    errors.push(...checkMapping(question, { propertyType: property.propertyType, optionNames: property.options.map((option) => option.name) }, ['questions', String(index)]));
+  }
+  if (errors.length > 0) throw new ApiError('VALIDATION', errors);
+}
+
+/**
+ * Writes the screener as a new revision: new question versions, the screener pointing at them,
+ * and the earlier revisions' versions that no answer names removed. A live study's screener may
+ * change too (answers keep the versions they answered); a closed study's may not.
+ * The screener as written; null for a token that may write screeners but not read them.
+ */
 export async function putScreener(context: CallContext, studyId: string, body: PutScreenerBody) {
+  const questions = body.questions.map((question) => ({ ...question, key: question.key ?? newId(idPrefixes.questionKey) }));
+  const definitionErrors = checkDefinition(questions);
   return inTransaction(context.db, async (db) => {
     const { workspaceId } = context;
     const study = await queries.lockStudy(db, workspaceId, studyId);
     if (!study) throw notFound('Study', ['studyId']);
     if (study.study_type === 'SURVEY') throw badRequest("A survey study's screener is built on its survey platform", ['studyId']);
-    if (study.status !== 'DRAFT') throw draftStatusError();
+    if (study.status === 'CLOSED') throw conflict("A closed study's screener cannot change", ['studyId']);
+    if (definitionErrors.length > 0) throw new ApiError('VALIDATION', definitionErrors);
+    await checkMappedProperties(db, workspaceId, questions);
     const at = now(context);
     const existing = await queries.findScreenerRow(db, workspaceId, studyId);
     const settings = {
       showSchedulerToQualified: body.showSchedulerToQualified ?? existing?.show_scheduler_to_qualified ?? false,
       qualifyByDefault: body.qualifyByDefault ?? existing?.qualify_by_default ?? false,
     };
-    const questions = body.questions.map((question) => ({
-      ...question,
-      category: question.category ?? 'simple',
-      isRequired: question.isRequired ?? false,
-      questionId: newId(idPrefixes.question),
-    }));
+    const stored = questions.map(toStoredQuestion);
     if (existing) {
-      await queries.updateScreenerSettings(db, workspaceId, existing.screener_id, { ...settings, at });
-      await queries.replaceQuestions(db, workspaceId, existing.screener_id, questions);
+      const revision = existing.current_revision + 1;
+      await queries.updateScreenerSettings(db, workspaceId, existing.screener_id, { ...settings, revision, at });
+      await queries.insertQuestionRevision(db, workspaceId, existing.screener_id, revision, stored.map(newQuestion));
+      await queries.pruneUnansweredRevisions(db, workspaceId, existing.screener_id, revision);
     } else {
-      await addScreener(db, workspaceId, studyId, { type: 'SERVICE', ...settings, questions }, at);
+      await addScreener(db, workspaceId, studyId, { type: 'SERVICE', ...settings, questions: stored }, at);
     }
     await queries.updateStudyPlan(db, workspaceId, studyId, { ...study.plan, includeScreener: true }, at);
     if (!context.canReadScreeners) return null;
@@ -313,6 +399,7 @@ export async function deleteScreener(context: CallContext, studyId: string) {
     const screener = await queries.findScreenerRow(db, workspaceId, studyId);
     if (!screener) throw notFound('Screener', ['studyId']);
     if (screener.type !== 'SERVICE') throw badRequest('Only screeners of type SERVICE can be deleted', ['studyId']);
+    if (await queries.screenerHasAnswers(db, workspaceId, screener.screener_id)) throw conflict('The screener has answers; they keep the questions they answered', ['studyId']);
     await queries.deleteScreener(db, workspaceId, studyId);
     await queries.updateStudyPlan(db, workspaceId, studyId, { ...study.plan, includeScreener: false }, now(context));
   });

@@ -16,8 +16,8 @@ interface TemplatePage {
 
 const plan = { name: 'Checkout interviews', description: 'Why carts are abandoned', participationLimit: 12, incentive: { amount: 40 }, language: 'en' };
 const questions = [
-  { name: 'How often do you shop online?', type: 'SINGLE_SELECT', category: 'simple', isRequired: true },
-  { name: 'Which devices?', type: 'MULTI_SELECT', category: 'simple', isRequired: false },
+  { name: 'How often do you shop online?', type: 'SINGLE_SELECT', category: 'simple', isRequired: true, choices: [{ id: 'weekly', label: 'Every week', rule: 'NEUTRAL' }, { id: 'rarely', label: 'Rarely', rule: 'NEUTRAL' }] },
+  { name: 'Which devices?', type: 'MULTI_SELECT', category: 'simple', isRequired: false, choices: [{ id: 'phone', label: 'Phone', rule: 'NEUTRAL' }, { id: 'laptop', label: 'Laptop', rule: 'NEUTRAL' }] },
 ];
 
 async function createStudy(tenant: Tenant, body: object = {}) {

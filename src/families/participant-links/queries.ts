@@ -1,0 +1,107 @@
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { DB, ParticipantLinkPurpose } from '../../db/schema.js';
+
+export interface LinkRow {
+  workspace_id: string;
+  link_id: string;
+  participant_id: string;
+  study_id: string;
+  person_id: string;
+  purpose: ParticipantLinkPurpose;
+  created_at: string;
+  expires_at: string | null;
+}
+
+export async function insertLink(
+  db: Kysely<DB>,
+  link: { workspaceId: string; linkId: string; participantId: string; studyId: string; personId: string; purpose: ParticipantLinkPurpose; sha256: Buffer; messageId: string | null; createdByUserId: string | null; at: string; expiresAt: string | null },
+): Promise<void> {
+  await db
+    .insertInto('participant_links')
+    .values({
+      workspace_id: link.workspaceId,
+      link_id: link.linkId,
+      participant_id: link.participantId,
+      study_id: link.studyId,
+      person_id: link.personId,
+      purpose: link.purpose,
+      token_sha256: link.sha256,
+      message_id: link.messageId,
+      created_by_user_id: link.createdByUserId,
+      created_at: link.at,
+      expires_at: link.expiresAt,
+    })
+    .execute();
+}
+
+/** The link a token's digest names, in any workspace: read with the owner's handle, before the workspace is known. */
+export async function findLinkByDigest(ownerDb: Kysely<DB>, sha256: Buffer): Promise<LinkRow | undefined> {
+  return ownerDb
+    .selectFrom('participant_links')
+    .select(['workspace_id', 'link_id', 'participant_id', 'study_id', 'person_id', 'purpose', 'created_at', 'expires_at'])
+    .where('token_sha256', '=', sha256)
+    .executeTakeFirst();
+}
+
+export async function touchLink(db: Kysely<DB>, workspaceId: string, linkId: string, at: string): Promise<void> {
+  await db.updateTable('participant_links').set({ last_used_at: at }).where('workspace_id', '=', workspaceId).where('link_id', '=', linkId).execute();
+}
+
+/** A message's earlier links (a retried message gets a new one: the token of the old is unknown once sent). */
+export async function deleteLinksOfMessage(db: Kysely<DB>, workspaceId: string, messageId: string): Promise<void> {
+  await db.deleteFrom('participant_links').where('workspace_id', '=', workspaceId).where('message_id', '=', messageId).execute();
+}
+
+/** Deleted people's links go with them: a link is a way into what the service holds of them. */
+export async function deleteLinksOfPeople(transaction: Kysely<DB>, batch: RawBuilder<unknown>): Promise<void> {
+  await sql`delete from participant_links where (workspace_id, person_id) in ${batch}`.execute(transaction);
+}
+
+export interface LinkPageFacts {
+  workspaceName: string;
+  studyStatus: 'DRAFT' | 'ACTIVE' | 'PAUSED' | 'CLOSED';
+  studyPlan: { externalName?: string; name?: string; language?: string; externalDescription?: string };
+  screenerState: string;
+  screenerSubmittedAt: string | null;
+  participantStatus: string;
+  personOptedOut: boolean;
+}
+
+/**
+ * What a page needs to know about its link's participant, in one statement: the workspace's name,
+ * the study's status and plan, the participant's states, whether the person opted out. Undefined
+ * when the participant or the person is gone (deleted people's links are deleted with them).
+ */
+export async function findLinkPageFacts(db: Kysely<DB>, workspaceId: string, participantId: string): Promise<LinkPageFacts | undefined> {
+  const row = await db
+    .selectFrom('participants as pa')
+    .innerJoin('studies as s', (join) => join.onRef('s.workspace_id', '=', 'pa.workspace_id').onRef('s.study_id', '=', 'pa.study_id'))
+    .innerJoin('people as pe', (join) => join.onRef('pe.workspace_id', '=', 'pa.workspace_id').onRef('pe.person_id', '=', 'pa.person_id').on('pe.deleted_at', 'is', null))
+    .innerJoin('workspaces as w', 'w.workspace_id', 'pa.workspace_id')
+    .where('pa.workspace_id', '=', workspaceId)
+    .where('pa.participant_id', '=', participantId)
+    .select(['w.name as workspace_name', 's.status', 's.plan', 'pa.screener_state', 'pa.screener_submitted_at', 'pa.status as participant_status', 'pe.is_opted_out'])
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    workspaceName: row.workspace_name,
+    studyStatus: row.status,
+    studyPlan: row.plan,
+    screenerState: row.screener_state,
+    screenerSubmittedAt: row.screener_submitted_at,
+    participantStatus: row.participant_status,
+    personOptedOut: row.is_opted_out,
+  };
+}
+
+/** The study's screener questions in order, with their ids (the page's field names). */
+export async function findScreenerQuestions(db: Kysely<DB>, workspaceId: string, studyId: string) {
+  return db
+    .selectFrom('screener_questions as q')
+    .innerJoin('screeners as sc', (join) => join.onRef('sc.workspace_id', '=', 'q.workspace_id').onRef('sc.screener_id', '=', 'q.screener_id'))
+    .where('sc.workspace_id', '=', workspaceId)
+    .where('sc.study_id', '=', studyId)
+    .select(['q.question_id', 'q.name', 'q.type', 'q.description', 'q.is_required'])
+    .orderBy('q.position')
+    .execute();
+}

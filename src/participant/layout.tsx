@@ -1,0 +1,89 @@
+import type { ComponentChildren, VNode } from 'preact';
+import { renderToString } from 'preact-render-to-string';
+import type { Translator } from './i18n.js';
+import { participantStylesheetPath } from './styles.js';
+
+export interface PageProps {
+  i18n: Translator;
+  /** The page's <title> and its one <h1>. */
+  title: string;
+  /** Who the page is from (the workspace's display name); omitted on a page for a link that leads nowhere. */
+  from?: string | undefined;
+  children?: ComponentChildren;
+}
+
+/**
+ * Every participant page's frame: the language and direction of the study, a skip link, who the
+ * page is from, one main landmark with the page's heading, a footer. No script.
+ */
+export function Page({ i18n, title, from, children }: PageProps) {
+  return (
+    <html lang={i18n.locale} dir={i18n.direction}>
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="no-referrer" />
+        <meta name="robots" content="noindex, nofollow" />
+        <title>{from ? `${title} – ${from}` : title}</title>
+        <link rel="stylesheet" href={participantStylesheetPath} />
+      </head>
+      <body>
+        <a class="skip-link" href="#main">
+          {i18n.t('page.skipToContent')}
+        </a>
+        {from ? (
+          <header class="site">
+            <p>{from}</p>
+          </header>
+        ) : null}
+        <main id="main" tabIndex={-1}>
+          <h1>{title}</h1>
+          {children}
+        </main>
+        <footer class="site">
+          {from ? <p>{i18n.t('page.sentBy', { workspace: from })}</p> : null}
+          <p>{i18n.t('page.privacy')}</p>
+        </footer>
+      </body>
+    </html>
+  );
+}
+
+/** A whole document: the doctype and the rendered page. */
+export function documentOf(page: VNode): string {
+  return `<!doctype html>\n${renderToString(page)}`;
+}
+
+/** A page with a heading and a paragraph or two, and no form: links that lead nowhere, closed studies, thanks. */
+export function NoticePage(props: { i18n: Translator; title: string; from?: string | undefined; paragraphs: string[] }) {
+  return (
+    <Page i18n={props.i18n} title={props.title} from={props.from}>
+      {props.paragraphs.map((paragraph) => (
+        <p>{paragraph}</p>
+      ))}
+    </Page>
+  );
+}
+
+export interface FieldError {
+  /** The id of the control the error is about: the summary links to it. */
+  fieldId: string;
+  message: string;
+}
+
+/** The error summary at the top of a form sent back: its heading, each error a link to its field (GOV.UK's pattern). */
+export function ErrorSummary({ i18n, errors }: { i18n: Translator; errors: FieldError[] }) {
+  if (errors.length === 0) return null;
+  return (
+    <div class="error-summary" role="alert" aria-labelledby="error-summary-title" tabIndex={-1}>
+      <h2 id="error-summary-title">{i18n.t('errors.summaryTitle')}</h2>
+      <ul>
+        {errors.map((error) => (
+          <li>
+            <a href={`#${error.fieldId}`}>{error.message}</a>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
