@@ -6,10 +6,10 @@ import { Agent, request } from 'undici';
 import { startBundledServer } from './lib/child.js';
 import { dropPostgresDatabase, freshEmbeddedStore, recreatePostgresDatabase, storeEnv, type BenchStore } from './lib/store.js';
 import { formatTable } from './lib/table.js';
-import { type BenchOptions, type BenchResult, flagNumber } from './lib/types.js';
+import { type BenchOptions, type BenchResult, flagNumber, flagValue } from './lib/types.js';
 
 /**
- * `npm run bench -- fairness [--quick] [--seconds=N]` (issue 32 item 3): one tenant must not
+ * `npm run bench -- fairness [--quick] [--seconds=N] [--only=searches,openapi]` (issue 32 item 3): one tenant must not
  * stall the others. The compiled server (dist/server.js) serves two workspaces; the light one
  * sends GET /v1/me, one request at a time, and its p50 and p99 are measured alone, then while the
  * heavy one's token runs each heavy work in turn:
@@ -76,33 +76,35 @@ interface HeavyWork {
  * the 720 KB document) are read there, so that this thread's event loop, which times the light
  * requests, is not held up by reading them. Resolves, once told to stop, with answers by status.
  */
-function runLoops(base: string, loops: number, work: HeavyWork): { stop(): Promise<Record<string, number>> } {
+function runLoops(base: string, loops: number, work: HeavyWork): { stop(): Promise<{ statuses: Record<string, number>; importIds: string[] }> } {
   const worker = new Worker(
     `const { workerData, parentPort } = require('node:worker_threads');
     const { base, loops, work } = workerData;
     let stopped = false;
     const statuses = {};
+    const importIds = [];
     const headers = { ...(work.token ? { authorization: 'Bearer ' + work.token } : {}), ...(work.body !== undefined ? { 'content-type': work.contentType ?? 'application/json' } : {}) };
     const running = Promise.all(Array.from({ length: loops }, async () => {
       while (!stopped) {
         let status = 0;
         try {
           const response = await fetch(base + work.path, { method: work.method, headers, body: work.body });
-          await response.arrayBuffer();
+          const text = await response.text();
           status = response.status;
+          if (status === 202) importIds.push(JSON.parse(text).importId);
         } catch {}
         statuses[status] = (statuses[status] ?? 0) + 1;
       }
     }));
-    parentPort.on('message', () => { stopped = true; running.then(() => { parentPort.postMessage(statuses); parentPort.close(); }); });`,
+    parentPort.on('message', () => { stopped = true; running.then(() => { parentPort.postMessage({ statuses, importIds }); parentPort.close(); }); });`,
     { eval: true, workerData: { base, loops, work } },
   );
   return {
     stop: () =>
       new Promise((resolve) => {
-        worker.once('message', (statuses: Record<string, number>) => {
+        worker.once('message', (answers: { statuses: Record<string, number>; importIds: string[] }) => {
           void worker.terminate();
-          resolve(statuses);
+          resolve(answers);
         });
         worker.postMessage('stop');
       }),
@@ -134,7 +136,7 @@ interface Row {
   heavy: string;
 }
 
-async function benchStore(store: BenchStore, seconds: number, uploadBytes: number): Promise<Row[]> {
+async function benchStore(store: BenchStore, seconds: number, uploadBytes: number, only: string[] | undefined): Promise<Row[]> {
   const heavy = createWorkspace(store, 'Heavy');
   const light = createWorkspace(store, 'Light');
   const server = await startBundledServer({ env: { ...storeEnv(store), REDIS_URL: '' } });
@@ -150,7 +152,7 @@ async function benchStore(store: BenchStore, seconds: number, uploadBytes: numbe
     let templateId = '';
     let loopLength = 0;
     let lastRefusal = '';
-    for (const length of [400_000, 200_000, 100_000, 50_000, 20_000, 10_000, 5_000, 2_000, 1_000]) {
+    for (const length of [400_000, 200_000, 100_000, 50_000, 20_000, 10_000, 5_000, 2_000, 1_000, 500, 200, 100]) {
       const saved = await call(base, heavy.token, 'POST', '/v1/message-templates', JSON.stringify({ name: 'Loop', subject: 'x', textBody: `{% for i in (1..${length}) %}{{ i }}{% endfor %}` }));
       lastRefusal = `${saved.status} ${saved.text}`;
       if (saved.status === 201) {
@@ -186,12 +188,16 @@ async function benchStore(store: BenchStore, seconds: number, uploadBytes: numbe
       ['openapi (16 loops)', 16, { method: 'GET', path: '/v1/openapi.json' }],
     ];
     for (const [name, loops, work] of works) {
+      if (only && !only.some((prefix) => name.startsWith(prefix))) continue;
       const running = runLoops(base, loops, work);
       await sleep(300);
       const times = await measureLight(base, light, seconds);
-      record(name, times, await running.stop());
-      // The import jobs an upload started run on after it: let them finish before the next work.
-      await sleep(name.startsWith('upload') ? 3000 : 500);
+      const { statuses, importIds } = await running.stop();
+      record(name, times, statuses);
+      // The import jobs an upload started run on after it: they finish before the next work (the
+      // openapi row once measured them too: 147 ms at the median on the embedded store).
+      for (const importId of importIds) await waitForImport(base, heavy, importId);
+      await sleep(500);
     }
     return rows;
   } finally {
@@ -202,17 +208,19 @@ async function benchStore(store: BenchStore, seconds: number, uploadBytes: numbe
 export async function run(options: BenchOptions): Promise<BenchResult> {
   const seconds = flagNumber(options.flags, 'seconds', options.quick ? 5 : 20);
   const uploadBytes = options.quick ? 4 * 1024 ** 2 : 20 * 1024 ** 2;
+  // --only=searches,openapi: those rows (and alone) only.
+  const only = flagValue(options.flags, 'only')?.split(',');
   const rows: Row[] = [];
   const embedded = freshEmbeddedStore('bench-fairness');
   try {
-    rows.push(...(await benchStore(embedded.store, seconds, uploadBytes)));
+    rows.push(...(await benchStore(embedded.store, seconds, uploadBytes, only)));
   } finally {
     embedded.dispose();
   }
   if (process.env.DATABASE_URL) {
     const store = await recreatePostgresDatabase('bench_fairness');
     try {
-      rows.push(...(await benchStore(store, seconds, uploadBytes)));
+      rows.push(...(await benchStore(store, seconds, uploadBytes, only)));
     } finally {
       await dropPostgresDatabase('bench_fairness');
     }

@@ -219,8 +219,16 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter, operatorToken: config.testHelpers ? config.testHelpersToken : undefined });
-  const heavyWork = new WorkspaceWorkLimiter({ capacity: config.searchWeightPerWorkspace, queueMax: config.searchQueuePerWorkspace, waitMs: config.searchWaitMs });
+  const heavyWork = new WorkspaceWorkLimiter({
+    capacity: config.searchWeightPerWorkspace,
+    queueMax: config.searchQueuePerWorkspace,
+    waitMs: config.searchWaitMs,
+    budgetMsPerSecond: config.searchBudgetMsPerSecond === 0 ? undefined : config.searchBudgetMsPerSecond,
+    burstMs: config.searchBudgetBurstMs,
+  });
   installHeavyWorkLimits(app, heavyWork, (request) => request.principal?.workspaceId);
+  // On the embedded store's one connection, a workspace running searches waits behind the others.
+  if (database.connections.kind === 'queue') database.connections.queue.setBackground((scope) => scope !== null && heavyWork.busy(scope));
   installIdempotency(app, { dbFor: deps.tenantDb, leaseSeconds: options.idempotencyLeaseSeconds });
 
   app.get('/healthz', { schema: { hide: true }, config: { public: true } }, async () => ({ status: 'ok' }));

@@ -21,6 +21,10 @@ const ConfigSchema = Type.Object({
   /** Searches of a workspace that may wait for that weight; past it, or after searchWaitMs, a 429. */
   searchQueuePerWorkspace: Type.Integer({ minimum: 0 }),
   searchWaitMs: Type.Integer({ minimum: 0 }),
+  /** Milliseconds of searching a workspace earns each second (0: no budget of time, only the weight). */
+  searchBudgetMsPerSecond: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
+  /** The most of that budget a workspace may save up for a burst. */
+  searchBudgetBurstMs: Type.Integer({ minimum: 1 }),
   /** The largest CSV file POST /imports takes (bytes). */
   importMaxBytes: Type.Integer({ minimum: 1024, maximum: 2 * 1024 ** 3 }),
   /** CSV uploads received at once per workspace, and per process; past either, a 429. */
@@ -131,6 +135,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     searchWeightPerWorkspace: integer(env.SEARCH_WEIGHT_PER_WORKSPACE, 2_000),
     searchQueuePerWorkspace: integer(env.SEARCH_QUEUE_PER_WORKSPACE, 32),
     searchWaitMs: integer(env.SEARCH_WAIT_MS, 10_000),
+    searchBudgetMsPerSecond: integer(env.SEARCH_BUDGET_MS_PER_SECOND, 250),
+    searchBudgetBurstMs: integer(env.SEARCH_BUDGET_BURST_MS, 1_000),
     importMaxBytes: integer(env.IMPORT_MAX_BYTES, 256 * 1024 ** 2),
     importUploadsPerWorkspace: integer(env.IMPORT_UPLOADS_PER_WORKSPACE, 1),
     importUploadsPerProcess: integer(env.IMPORT_UPLOADS_PER_PROCESS, 2),

@@ -34,9 +34,11 @@ export interface TestService extends Service {
  * `options.database` when given (see test/private-database.ts), which stop() then leaves open.
  */
 export async function startTestService(overrides: Partial<Config> = {}, options: Partial<BuildOptions> = {}): Promise<TestService> {
+  // The rate limits and the searches' budget of time are lifted (a test's many quick calls would
+  // trip them); their own tests set them.
   const config = loadConfig(
     { ...process.env, DATABASE_URL: testDatabaseUrl ?? '', REDIS_URL: '', LOG_LEVEL: 'silent', JOBS: 'off', WEBHOOK_DELIVERY: 'off', MAIL_DELIVERY: 'off' },
-    { testHelpers: true, testHelpersToken: operatorToken, rateLimitMax: 100_000, signupRateLimitMax: 100_000, openapiRateLimitMax: 100_000, participantRateLimitMax: 100_000, participantLinkRateLimitMax: 100_000, ...overrides },
+    { testHelpers: true, testHelpersToken: operatorToken, rateLimitMax: 100_000, signupRateLimitMax: 100_000, openapiRateLimitMax: 100_000, participantRateLimitMax: 100_000, participantLinkRateLimitMax: 100_000, searchBudgetMsPerSecond: 0, ...overrides },
   );
   const owned = options.database === undefined;
   const database = options.database ?? (await openTestDatabase());

@@ -182,4 +182,44 @@ describe('PGlite dialect', () => {
       stop();
     }
   });
+
+  it('serves a background workspace’s statements after the others’ (issue 32: a search’s page behind another workspace’s one-row request)', async () => {
+    if (database.connections.kind !== 'queue') throw new Error('the embedded store serializes on a queue');
+    const queue = database.connections.queue;
+    const heavy = '00000000-0000-4000-8000-0000000000a1';
+    const light = '00000000-0000-4000-8000-0000000000b2';
+    queue.setBackground((scope) => scope === heavy);
+    try {
+      let letGo!: () => void;
+      const holding = new Promise<void>((resolve) => {
+        letGo = resolve;
+      });
+      let holds!: () => void;
+      const held = new Promise<void>((resolve) => {
+        holds = resolve;
+      });
+      const transaction = db.transaction().execute(async (trx) => {
+        await sql`select 1`.execute(trx);
+        holds();
+        await holding;
+      });
+      await held;
+      const order: string[] = [];
+      const queued = [
+        sql`select 1`.execute(database.forTenant(heavy)).then(() => order.push('heavy 1')),
+        sql`select 1`.execute(database.forTenant(heavy)).then(() => order.push('heavy 2')),
+        sql`select 1`.execute(database.forTenant(light)).then(() => order.push('light')),
+        sql`select 1`.execute(db).then(() => order.push('owner')),
+      ];
+      await nextTick();
+      expect(queue.waiting).toBe(4);
+      letGo();
+      await Promise.all([transaction, ...queued]);
+      // The heavy workspace asked first, and went last.
+      expect(order.slice(0, 2).sort()).toEqual(['light', 'owner']);
+      expect(order.slice(2)).toEqual(['heavy 1', 'heavy 2']);
+    } finally {
+      queue.setBackground(() => false);
+    }
+  });
 });

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { PGlite } from '@electric-sql/pglite';
 import { textFor } from './jsonb-bytes.js';
 import {
@@ -65,23 +66,41 @@ export interface ConnectionQueue {
    * out too); returns the function that stops it.
    */
   onWait(listener: (seconds: number) => void): () => void;
+  /**
+   * Names the scopes (a workspace, or null: the owner) whose statements wait behind the others'
+   * (the workspaces running heavy work); by default none.
+   */
+  setBackground(isBackground: (scope: string | null) => boolean): void;
 }
 
+interface Waiter {
+  since: number;
+  take: () => void;
+}
+
+/**
+ * The single connection, handed to one holder at a time, in two queues: statements of a workspace
+ * running heavy work (ConnectionQueue.setBackground; its searches' transactions, a 1000-row page
+ * each) wait behind everyone else's, so that another workspace's one-row request waits for at most
+ * the transaction holding the connection, not for every search queued before it. A background
+ * waiter that has waited BACKGROUND_MAX_WAIT_MS goes first all the same: nothing starves.
+ */
 class ConnectionLock implements ConnectionQueue {
-  private tail: Promise<void> = Promise.resolve();
-  /** The start (performance.now()) of every wait under way, oldest first: the queue is FIFO. */
-  private readonly waits = new Set<{ since: number }>();
+  private held = false;
+  private readonly foreground: Waiter[] = [];
+  private readonly background: Waiter[] = [];
   private readonly listeners = new Set<(seconds: number) => void>();
+  private isBackground: (scope: string | null) => boolean = () => false;
 
   constructor(private readonly timeoutMs: number) {}
 
   get waiting(): number {
-    return this.waits.size;
+    return this.foreground.length + this.background.length;
   }
 
   oldestWaitSeconds(): number {
-    for (const wait of this.waits) return (performance.now() - wait.since) / 1000;
-    return 0;
+    const oldest = Math.min(this.foreground[0]?.since ?? Infinity, this.background[0]?.since ?? Infinity);
+    return oldest === Infinity ? 0 : (performance.now() - oldest) / 1000;
   }
 
   onWait(listener: (seconds: number) => void): () => void {
@@ -89,42 +108,71 @@ class ConnectionLock implements ConnectionQueue {
     return () => this.listeners.delete(listener);
   }
 
-  private ended(wait: { since: number }) {
-    this.waits.delete(wait);
-    const seconds = (performance.now() - wait.since) / 1000;
+  setBackground(isBackground: (scope: string | null) => boolean): void {
+    this.isBackground = isBackground;
+  }
+
+  private ended(since: number) {
+    const seconds = (performance.now() - since) / 1000;
     for (const listener of this.listeners) listener(seconds);
   }
 
-  acquire(): Promise<() => void> {
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const previous = this.tail;
-    this.tail = previous.then(() => held);
-    const wait = { since: performance.now() };
-    this.waits.add(wait);
+  acquire(scope: string | null = null): Promise<() => void> {
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.held = false;
+      this.next();
+    };
+    if (!this.held && this.waiting === 0) {
+      this.held = true;
+      this.ended(performance.now());
+      return Promise.resolve(release);
+    }
+    const queue = this.isBackground(scope) ? this.background : this.foreground;
     return new Promise((resolve, reject) => {
-      let timedOut = false;
+      const waiter: Waiter = {
+        since: performance.now(),
+        take: () => {
+          clearTimeout(timer);
+          this.ended(waiter.since);
+          resolve(release);
+        },
+      };
       const timer = setTimeout(() => {
-        timedOut = true;
-        this.ended(wait);
+        queue.splice(queue.indexOf(waiter), 1);
+        this.ended(waiter.since);
         reject(new Error('Timed out waiting for the embedded database connection'));
       }, this.timeoutMs);
-      void previous.then(() => {
-        clearTimeout(timer);
-        // A waiter that gave up still holds its place in the queue: pass the turn on, or every
-        // later query would wait forever.
-        if (timedOut) {
-          release();
-        } else {
-          this.ended(wait);
-          resolve(release);
-        }
-      });
+      queue.push(waiter);
+    });
+  }
+
+  /**
+   * Hands the connection on in a turn of its own (setImmediate), not at once. PGlite answers
+   * without I/O, so a connection passed on as the holder's promise settles went from transaction
+   * to transaction in one run of the microtask queue, and the event loop read no socket meanwhile:
+   * with 16 searches queued, another workspace's one-row request was not even read for seconds.
+   * A turn also lets the requests that arrived meanwhile ask for it before it is given.
+   */
+  private next(): void {
+    if (this.waiting === 0) return;
+    this.held = true;
+    setImmediate(() => {
+      const overdue = this.background[0] !== undefined && performance.now() - this.background[0].since >= BACKGROUND_MAX_WAIT_MS;
+      const waiter = overdue ? this.background.shift() : (this.foreground.shift() ?? this.background.shift());
+      if (!waiter) {
+        this.held = false;
+        return;
+      }
+      waiter.take();
     });
   }
 }
+
+/** The longest a background statement waits while foreground ones keep coming. */
+const BACKGROUND_MAX_WAIT_MS = 2_000;
 
 class PGliteDriver implements Driver {
   private readonly releases = new WeakMap<DatabaseConnection, () => void>();
@@ -139,8 +187,13 @@ class PGliteDriver implements Driver {
 
   async init(): Promise<void> {}
 
-  async acquireConnection(): Promise<DatabaseConnection> {
-    const release = await this.lock.acquire();
+  acquireConnection(): Promise<DatabaseConnection> {
+    return this.acquireConnectionFor(null);
+  }
+
+  /** The connection for a scope's statements (ScopedDriver): a background scope's wait behind the others'. */
+  async acquireConnectionFor(scope: string | null): Promise<DatabaseConnection> {
+    const release = await this.lock.acquire(scope);
     // One connection object serves every holder in turn; the lock guarantees one at a time.
     const lease = Object.create(this.connection) as PGliteConnection;
     this.releases.set(lease, release);
@@ -173,6 +226,12 @@ class PGliteConnection implements DatabaseConnection {
   constructor(private readonly pglite: PGlite) {}
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    // Each statement in a turn of the event loop of its own. PGlite runs a statement on this
+    // thread and answers without I/O: a request's statements, its answer and the next queued
+    // request's all followed one another in one run of the microtask queue, and no socket was read
+    // meanwhile (issue 32: with 16 searches of one workspace queued, another workspace's one-row
+    // request reached the server seconds after it was sent). A turn costs microseconds.
+    await yieldToEventLoop();
     // Without parameters the simple protocol runs (and allows several statements, as migrations
     // send); with them, the extended protocol binds the values.
     const result =

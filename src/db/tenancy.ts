@@ -63,7 +63,9 @@ export class ScopedDriver implements Driver {
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    const connection = await this.store.acquireConnection();
+    // The embedded store's driver queues by scope (src/db/pglite-dialect.ts); a pool does not.
+    const store = this.store as Driver & { acquireConnectionFor?: (scope: string | null) => Promise<DatabaseConnection> };
+    const connection = await (store.acquireConnectionFor ? store.acquireConnectionFor(this.scope) : store.acquireConnection());
     try {
       await scopeConnection(connection, this.sessionOf(connection), this.scope);
     } catch (error) {
