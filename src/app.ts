@@ -58,6 +58,8 @@ import { sendingSchemas } from './families/messages/send-schemas.js';
 import { Mail } from './families/messages/runtime.js';
 import { consentSchemas } from './families/consent/schemas.js';
 import { consentRoutes } from './families/consent/routes.js';
+import { consentFormSchemas } from './families/consent-forms/schemas.js';
+import { consentFormsRoutes } from './families/consent-forms/routes.js';
 import { Webhooks } from './families/webhooks/runtime.js';
 import { webhookDocumentation, webhookSchemas } from './families/webhooks/schemas.js';
 import type { Resolver } from './families/webhooks/targets.js';
@@ -196,7 +198,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...consentFormSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter, operatorToken: config.testHelpers ? config.testHelpersToken : undefined });
   const heavyWork = new WorkspaceWorkLimiter({ capacity: config.searchWeightPerWorkspace, queueMax: config.searchQueuePerWorkspace, waitMs: config.searchWaitMs });
@@ -249,6 +251,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       await v1.register(messageSendingRoutes, { deps, mail });
       if (config.testHelpers) await v1.register(testHelperRoutes, { deps, jobs, webhooks, mail, prefix: '/test-helpers' });
       await v1.register(consentRoutes, { deps });
+      await v1.register(consentFormsRoutes, { deps });
     },
     { prefix: apiPrefix },
   );

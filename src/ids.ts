@@ -96,6 +96,7 @@ export const idPrefixes = {
   signupForm: 'sgf',
   signupSubmission: 'sgs',
   consentSubmission: 'cns',
+  consentForm: 'cfm',
   segment: 'seg',
   webhookEndpoint: 'whe',
   webhookMessage: 'msg',

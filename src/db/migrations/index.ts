@@ -31,6 +31,7 @@ import * as trigramIndexEmbeddedOnly from './20261203000000_trigram_index_embedd
 import * as importFileFormat from './20261204000000_import_file_format.js';
 import * as erasureAtDeletion from './20261205000000_erasure_at_deletion.js';
 import * as signupFormConsent from './20261205000100_signup_form_consent.js';
+import * as consentForms from './20261206200000_consent_forms.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
 export const migrations: Record<string, Migration> = {
@@ -66,4 +67,5 @@ export const migrations: Record<string, Migration> = {
   '20261204000000_import_file_format': importFileFormat,
   '20261205000000_erasure_at_deletion': erasureAtDeletion,
   '20261205000100_signup_form_consent': signupFormConsent,
+  '20261206200000_consent_forms': consentForms,
 };
