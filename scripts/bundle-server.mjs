@@ -35,8 +35,9 @@ await build({
   // Packages that find files beside their own code at run time stay in node_modules: PGlite (its
   // WASM and data files), the API reference's UI and document plugins (their static assets and
   // package.json), pino (its transports' worker files), ioredis (loaded with createRequire only
-  // when REDIS_URL is set) and pg-native (pg's optional native binding, not installed).
-  external: ['@electric-sql/pglite', '@fastify/swagger', '@fastify/swagger-ui', 'pino', 'ioredis', 'pg-native'],
+  // when REDIS_URL is set), pg-native (pg's optional native binding, not installed) and pdfkit
+  // (the signed consent copy: it reads its standard fonts' metrics from files beside its code).
+  external: ['@electric-sql/pglite', '@fastify/swagger', '@fastify/swagger-ui', 'pino', 'ioredis', 'pg-native', 'pdfkit'],
   // Bundled CommonJS dependencies call require(); in an ES module it has to be made.
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   logLevel: 'warning',
