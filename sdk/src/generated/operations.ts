@@ -34,6 +34,8 @@ export const idempotencyKeyPaths: ReadonlySet<string> = new Set([
   "/message-templates/{templateId}/preview",
   "/studies/{studyId}/messages",
   "/consent-submissions",
+  "/consent-forms",
+  "/consent-forms/{consentFormId}/versions",
 ]);
 
 /** Operations (`method path`) whose request body is not JSON, with the media type they take: the client sends such a body as it is. */
@@ -65,6 +67,7 @@ export const pagedOperations = {
   "/message-templates": "get",
   "/messages": "get",
   "/consent-submissions": "get",
+  "/consent-forms": "get",
 } as const;
 
 /**
@@ -157,4 +160,9 @@ export const operationRoles = {
   "get /consent-submissions": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
   "post /consent-submissions": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER"],
   "get /consent-submissions/{consentSubmissionId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
+  "get /consent-forms": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
+  "post /consent-forms": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR"],
+  "get /consent-forms/{consentFormId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
+  "post /consent-forms/{consentFormId}/versions": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR"],
+  "get /consent-forms/{consentFormId}/versions/{version}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
 } as const satisfies Readonly<Record<string, readonly string[]>>;
