@@ -87,7 +87,7 @@ describe('signedCopyPdf', () => {
     expect(raw).toMatch(/\/StructTreeRoot \d+ 0 R/);
     expect(raw).toContain('/Lang (en)');
     expect(raw).toMatch(/\/DisplayDocTitle true/);
-    for (const tag of ['Document', 'H1', 'H2', 'P', 'L', 'LI', 'Lbl']) expect(raw, tag).toMatch(new RegExp(`/S /${tag}\\b`));
+    for (const tag of ['Document', 'H1', 'H2', 'P', 'L', 'LI', 'LBody']) expect(raw, tag).toMatch(new RegExp(`/S /${tag}\\b`));
     // Every piece of text drawn is inside marked content (BDC … EMC), none outside.
     const content = raw.split('stream').filter((part) => part.includes(' Tj') || part.includes(' TJ'));
     expect(content.length).toBeGreaterThan(0);

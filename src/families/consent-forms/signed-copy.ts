@@ -137,7 +137,7 @@ export function visualRuns(line: string, base: Direction): { text: string; rtl: 
  * the time in their locale and time zone, and the version and its hash. Pure: the same input
  * gives the same bytes (the file's dates are the signing time, not the clock).
  *
- * Tagged for screen readers (PDF/UA-style structure: Document, H1–H6, P, L/LI/Lbl/LBody), with
+ * Tagged for screen readers (PDF/UA-style structure: Document, H1–H6, P, L/LI/LBody), with
  * the document's language (`/Lang`) and title (`/Title`, shown as the window title).
  */
 export async function signedCopyPdf(copy: SignedCopy, options: SignedCopyOptions = {}): Promise<Buffer> {
@@ -240,16 +240,23 @@ export async function signedCopyPdf(copy: SignedCopy, options: SignedCopyOptions
       write(value, bold, Math.max(20 - 2 * level, 12));
       doc.moveDown(0.4);
     });
-  /** A list: each item's marker (a tick box, a bullet, a number) is its label, read before its body. */
+  /**
+   * A list of items, each drawn as one line with its marker (a tick box, a bullet, a number) at the
+   * start edge: the marker is read with the item's text, in its body (a separate label would need
+   * the two drawn apart, which a right-to-left line's ordering does not allow).
+   */
   const list = (items: { label: string; body: string; depth?: number }[]) => {
     const element = doc.struct('L');
     root.add(element);
     for (const item of items) {
       const entry = doc.struct('LI');
       element.add(entry);
-      // Label and body are drawn as one line (the marker at the start edge), tagged as the label's.
-      entry.add(doc.struct('Lbl', {}, () => write(`${item.label} ${item.body}`, regular, 11, 14 * (item.depth ?? 0))));
-      entry.add(doc.struct('LBody', {}, () => doc.moveDown(0.3)));
+      entry.add(
+        doc.struct('LBody', {}, () => {
+          write(`${item.label} ${item.body}`, regular, 11, 14 * (item.depth ?? 0));
+          doc.moveDown(0.3);
+        }),
+      );
       entry.end();
     }
     element.end();
