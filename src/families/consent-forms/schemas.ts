@@ -65,7 +65,7 @@ const exampleVersion = {
   ...exampleContent,
   bodyHtml:
     '<h2>What happens</h2>\n<p>We talk for <strong>45 minutes</strong> about how you pay online.</p>\n<ul>\n<li>You can stop at any time.</li>\n<li>Questions: <a href="mailto:research@example.org" rel="noopener noreferrer">research@example.org</a></li>\n</ul>\n',
-  contentSha256: '3b1fa2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f',
+  contentSha256: '35551bfee7c672cc301f7bca3233ecf6e25e5b544e9984f7cb12d49d738b73a3',
   createdAt: '2026-12-06T10:00:00.000Z',
   createdByUserId: 'usr_01JD0000000000000000000000',
 };
