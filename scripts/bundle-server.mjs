@@ -105,9 +105,10 @@ await build({
   minifyWhitespace: true,
   // Kept in node_modules: PGlite (its WASM and data files, found through import.meta.url),
   // ioredis (loaded with createRequire only when REDIS_URL is set) and pg-native (pg's optional
-  // native binding, not installed). The packages that use __dirname are bundled with it restored
-  // (packageDirnames).
-  external: ['@electric-sql/pglite', 'ioredis', 'pg-native'],
+  // native binding, not installed) and pdfkit (the signed consent copy: it reads its standard
+  // fonts' metrics from files beside its code). The packages that use __dirname are bundled with
+  // it restored (packageDirnames).
+  external: ['@electric-sql/pglite', 'ioredis', 'pg-native', 'pdfkit'],
   plugins: [packageDirnames, lazyYaml, pgOnNode],
   // Bundled CommonJS dependencies call require(); in an ES module it has to be made.
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },

@@ -62,6 +62,8 @@ import { participantLinksRoutes } from './families/participant-links/routes.js';
 import { participantLinkSchemas } from './families/participant-links/schemas.js';
 import { SecretBox } from './families/webhooks/secrets.js';
 import { participantFormKeyPurpose, participantPages } from './participant/routes.js';
+import { consentFormSchemas } from './families/consent-forms/schemas.js';
+import { consentFormsRoutes } from './families/consent-forms/routes.js';
 import { Webhooks } from './families/webhooks/runtime.js';
 import { webhookDocumentation, webhookSchemas } from './families/webhooks/schemas.js';
 import type { Resolver } from './families/webhooks/targets.js';
@@ -216,7 +218,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter, operatorToken: config.testHelpers ? config.testHelpersToken : undefined });
   const heavyWork = new WorkspaceWorkLimiter({
@@ -281,6 +283,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       if (config.testHelpers) await v1.register(testHelperRoutes, { deps, jobs, webhooks, mail, prefix: '/test-helpers' });
       await v1.register(consentRoutes, { deps });
       await v1.register(participantLinksRoutes, { deps });
+      await v1.register(consentFormsRoutes, { deps });
     },
     { prefix: apiPrefix },
   );

@@ -98,6 +98,7 @@ export const idPrefixes = {
   signupForm: 'sgf',
   signupSubmission: 'sgs',
   consentSubmission: 'cns',
+  consentForm: 'cfm',
   segment: 'seg',
   webhookEndpoint: 'whe',
   webhookMessage: 'msg',

@@ -371,6 +371,8 @@ export interface DB {
   participants: ParticipantsTable;
   participant_status_events: ParticipantStatusEventsTable;
   consent_submissions: ConsentSubmissionsTable;
+  consent_forms: ConsentFormsTable;
+  consent_form_versions: ConsentFormVersionsTable;
   segments: SegmentsTable;
   signup_forms: SignupFormsTable;
   signup_submissions: SignupSubmissionsTable;
@@ -531,6 +533,38 @@ export type ConsentSource = 'API' | 'SIGNUP_FORM' | 'PAPER' | 'EMAIL' | 'VERBAL'
  * A person's consent, for a study's consent form (study_id) or on a signup form (signup_form_id):
  * exactly one of the two. Written by the consent family alone (src/families/consent/writer.ts).
  */
+/** A consent form (src/families/consent-forms/): its name and which of its versions is current. */
+export interface ConsentFormsTable {
+  workspace_id: string;
+  consent_form_id: string;
+  name: string;
+  current_version: number;
+  created_by_user_id: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A statement or choice of a consent form version, as stored (a JSON array of these). */
+export interface StoredConsentStatement {
+  id: string;
+  text: string;
+}
+
+/** One published version of a consent form: never updated (a trigger refuses it). */
+export interface ConsentFormVersionsTable {
+  workspace_id: string;
+  consent_form_id: string;
+  version: number;
+  title: string;
+  body: string;
+  required_statements: Json<StoredConsentStatement[]>;
+  optional_choices: Json<StoredConsentStatement[]>;
+  language: string;
+  content_sha256: string;
+  created_by_user_id: string;
+  created_at: Timestamp;
+}
+
 export interface ConsentSubmissionsTable {
   workspace_id: string;
   consent_submission_id: string;

@@ -26,6 +26,8 @@ export const allRights = [
   'signups:write',
   'consent:read',
   'consent:write',
+  'consent-forms:read',
+  'consent-forms:write',
   'events:read',
   'webhooks:read',
   'webhooks:write',
@@ -70,7 +72,9 @@ export const rightsByRole: Record<UserRole, readonly Right[]> = {
   // Integrates systems: manages panel data and studies, but moves no money.
   DEVELOPER: except('incentives:write'),
   // Helps on studies: notes, participants and screeners, nothing workspace-wide (message templates are workspace-wide).
-  COLLABORATOR: [...readRights, 'studies:write', 'screeners:write', 'participants:write'],
+  // Consent forms are what a study asks its people to sign, written with the study: whoever
+  // writes studies writes them (a new version never changes what was signed, see consent-forms/).
+  COLLABORATOR: [...readRights, 'studies:write', 'screeners:write', 'participants:write', 'consent-forms:write'],
   CUSTOM: readRights,
   OBSERVER: readRights,
 };

@@ -197,6 +197,32 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     unwrap(await api.GET('/consent-submissions', { params: { query: { personId: ada.personId } } }));
     unwrap(await api.GET('/consent-submissions/{consentSubmissionId}', { params: { path: { consentSubmissionId: consent.consentSubmissionId } } }));
 
+    // Consent forms (markdown-it, loaded on first render): a form, its list, a second version, each version read.
+    const consentForm = unwrap(
+      await api.POST('/consent-forms', {
+        body: {
+          name: 'Interview consent',
+          title: 'Consent to an interview',
+          body: '# What happens\n\nWe talk for **45 minutes**. <script>alert(1)</script>',
+          language: 'en',
+          requiredStatements: [{ id: 'read', text: 'I have read this.' }],
+          optionalChoices: [{ id: 'recording', text: 'I agree to be recorded.' }],
+        },
+      }),
+    );
+    expect(consentForm.currentVersion.bodyHtml).toBe('<h1>What happens</h1>\n<p>We talk for <strong>45 minutes</strong>. &lt;script&gt;alert(1)&lt;/script&gt;</p>\n');
+    const consentFormPath = { params: { path: { consentFormId: consentForm.consentFormId } } };
+    unwrap(await api.GET('/consent-forms'));
+    unwrap(await api.GET('/consent-forms/{consentFormId}', consentFormPath));
+    const secondVersion = unwrap(
+      await api.POST('/consent-forms/{consentFormId}/versions', {
+        ...consentFormPath,
+        body: { title: 'Consent, revised', body: 'Shorter.', language: 'en', requiredStatements: [], optionalChoices: [] },
+      }),
+    );
+    expect(secondVersion.version).toBe(2);
+    unwrap(await api.GET('/consent-forms/{consentFormId}/versions/{version}', { params: { path: { consentFormId: consentForm.consentFormId, version: 1 } } }));
+
     // Message templates (LiquidJS, loaded on first parse), a preview, a send through SMTP (nodemailer), its unsubscribe link.
     const messageTemplate = unwrap(
       await api.POST('/message-templates', {

@@ -1576,6 +1576,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/consent-forms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List consent forms
+         * @description The workspace's consent forms in the order they were made, each with its current version's summary, keyset-paged: pass `pageInfo.endCursor` as `startCursor`.
+         *
+         *     Requires the right `consent-forms:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         */
+        get: operations["listConsentForms"];
+        put?: never;
+        /**
+         * Create a consent form
+         * @description Creates a consent form with its first version (version 1): a title, a Markdown body, the statements a person must tick and the choices they may, and the language. The answer carries the body rendered to safe HTML (`bodyHtml`) and the content's hash. A study plan's (or signup form's) `consentFormId` stays free text, as before: when it is the id of a consent form of the workspace (`cfm_…`), the participant's consent page serves that form's current version; any other value names a form kept elsewhere (paper, another tool) and is recorded as it is.
+         *
+         *     Requires the right `consent-forms:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         */
+        post: operations["createConsentForm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/consent-forms/{consentFormId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a consent form
+         * @description The form with its current version whole (text and `bodyHtml`) and the summary of every version, newest first.
+         *
+         *     Requires the right `consent-forms:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         */
+        get: operations["getConsentForm"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/consent-forms/{consentFormId}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a new version of a consent form
+         * @description Publishes the next version (numbered on from the last) with the content given whole, and makes it the current one: the one the consent page asks people to sign from then on. Published versions never change (there is no route to change one, and the database refuses it), so a consent that names a version and its `contentSha256` names exactly what was shown. Concurrent publishes of one form each get their own number. A form keeps at most 200 versions.
+         *
+         *     Lower-case hex SHA-256 of the version's canonical content: the UTF-8 bytes of the JSON text `{"body":…,"language":…,"optionalChoices":[{"id":…,"text":…},…],"requiredStatements":[{"id":…,"text":…},…],"title":…}` — exactly these keys, in this (alphabetical) order at every level, no whitespace, strings escaped as JSON.stringify does, statements and choices in the order given, text as written (no Unicode normalisation): the RFC 8785 canonical form of those five fields. The consent pages record it as the consent submission's `textSha256`, so a consent names the exact wording agreed to.
+         *
+         *     Requires the right `consent-forms:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         */
+        post: operations["publishConsentFormVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/consent-forms/{consentFormId}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a version of a consent form
+         * @description One version whole, current or not: its text, `bodyHtml` and hash.
+         *
+         *     Requires the right `consent-forms:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         */
+        get: operations["getConsentFormVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "participant.status_changed": {
@@ -3265,7 +3361,15 @@ export interface components {
              */
             createdAt: string;
         };
-        /** ParticipantLink */
+        /**
+         * ParticipantLink
+         * @example {
+         *       "linkId": "lnk_01KB4Z7N3M8Q2R5T6V7W8X9Y0Z",
+         *       "purpose": "SCREENER",
+         *       "url": "https://recruit.example.com/p/3q2-7wEYk9Gm1pQxZ0aBcD4eF5gH6iJ7kL8mN9oP0rS",
+         *       "expiresAt": "2027-02-26T09:30:00.000Z"
+         *     }
+         */
         ParticipantLink: {
             /** @description The link's id (lnk_…); the link itself is shown only in this answer. */
             linkId: string;
@@ -3278,6 +3382,197 @@ export interface components {
             url: string;
             /** @description When the link stops opening its page; null: never (withdrawal). */
             expiresAt: string | null;
+        };
+        /**
+         * ConsentFormVersion
+         * @description One published version of a consent form: immutable, so that a consent that names it names exactly what was shown.
+         * @example {
+         *       "consentFormId": "cfm_01JD0000000000000000000000",
+         *       "version": 2,
+         *       "title": "Consent to take part in a research interview",
+         *       "body": "## What happens\n\nWe talk for **45 minutes** about how you pay online.\n\n- You can stop at any time.\n- Questions: [research@example.org](mailto:research@example.org)",
+         *       "language": "en",
+         *       "requiredStatements": [
+         *         {
+         *           "id": "read-and-understood",
+         *           "text": "I have read and understood this information."
+         *         },
+         *         {
+         *           "id": "voluntary",
+         *           "text": "I take part voluntarily and may withdraw at any time."
+         *         }
+         *       ],
+         *       "optionalChoices": [
+         *         {
+         *           "id": "recording",
+         *           "text": "I agree to be video-recorded."
+         *         }
+         *       ],
+         *       "bodyHtml": "<h2>What happens</h2>\n<p>We talk for <strong>45 minutes</strong> about how you pay online.</p>\n<ul>\n<li>You can stop at any time.</li>\n<li>Questions: <a href=\"mailto:research@example.org\" rel=\"noopener noreferrer\">research@example.org</a></li>\n</ul>\n",
+         *       "contentSha256": "35551bfee7c672cc301f7bca3233ecf6e25e5b544e9984f7cb12d49d738b73a3",
+         *       "createdAt": "2026-12-06T10:00:00.000Z",
+         *       "createdByUserId": "usr_01JD0000000000000000000000"
+         *     }
+         */
+        ConsentFormVersion: {
+            consentFormId: string;
+            /** @description Numbered 1, 2, … in the order published. */
+            version: number;
+            /** @description The heading the person sees (at most 200 characters). */
+            title: string;
+            /** @description The form's text in Markdown (CommonMark: headings, paragraphs, lists, emphasis, links), at most 50,000 characters. Raw HTML is shown as text, images are not shown, and links only keep http, https and mailto addresses. */
+            body: string;
+            /**
+             * @description The text's language: a short code, as a study plan's `language`.
+             * @example en
+             * @example ar
+             */
+            language: string;
+            /** @description What the person must tick, every one, to sign (at most 20); may be empty. */
+            requiredStatements: {
+                /** @description The statement's id, unique within the version among statements and choices alike: 1–64 of a–z, 0–9, `_`, `-`, starting with a letter or digit. What a consent records. */
+                id: string;
+                /** @description What the person must tick, as plain text (at most 1,000 characters). */
+                text: string;
+            }[];
+            /** @description What the person may agree to or not, e.g. being recorded (at most 20); may be empty. */
+            optionalChoices: {
+                /** @description The choice's id, unique within the version among statements and choices alike: 1–64 of a–z, 0–9, `_`, `-`, starting with a letter or digit. What a consent records. */
+                id: string;
+                /** @description What the person may tick, as plain text (at most 1,000 characters). */
+                text: string;
+            }[];
+            /** @description `body` rendered to HTML by the server, safe to place in a page as it is: no raw HTML, no script, style, event attribute or image, and links only to http, https and mailto addresses, with `rel="noopener noreferrer"`. */
+            bodyHtml: string;
+            /** @description Lower-case hex SHA-256 of the version's canonical content: the UTF-8 bytes of the JSON text `{"body":…,"language":…,"optionalChoices":[{"id":…,"text":…},…],"requiredStatements":[{"id":…,"text":…},…],"title":…}` — exactly these keys, in this (alphabetical) order at every level, no whitespace, strings escaped as JSON.stringify does, statements and choices in the order given, text as written (no Unicode normalisation): the RFC 8785 canonical form of those five fields. The consent pages record it as the consent submission's `textSha256`, so a consent names the exact wording agreed to. */
+            contentSha256: string;
+            /**
+             * Format: date-time
+             * @description When the version was published.
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            createdAt: string;
+            /** @description The user whose token published it. */
+            createdByUserId: string;
+        };
+        /**
+         * ConsentFormVersionSummary
+         * @description A version in a form's history; read it whole at `GET /consent-forms/{consentFormId}/versions/{version}`.
+         * @example {
+         *       "version": 2,
+         *       "title": "Consent to take part in a research interview",
+         *       "language": "en",
+         *       "contentSha256": "35551bfee7c672cc301f7bca3233ecf6e25e5b544e9984f7cb12d49d738b73a3",
+         *       "createdAt": "2026-12-06T10:00:00.000Z",
+         *       "createdByUserId": "usr_01JD0000000000000000000000"
+         *     }
+         */
+        ConsentFormVersionSummary: {
+            version: number;
+            title: string;
+            language: string;
+            contentSha256: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            createdAt: string;
+            createdByUserId: string;
+        };
+        /**
+         * ConsentForm
+         * @description A consent form the workspace asks people to sign, in versions: publishing a new version makes it the current one (`currentVersion`, with its text), and the versions before it stay as they were (`versions`, newest first). A study plan's (or signup form's) `consentFormId` stays free text, as before: when it is the id of a consent form of the workspace (`cfm_…`), the participant's consent page serves that form's current version; any other value names a form kept elsewhere (paper, another tool) and is recorded as it is.
+         * @example {
+         *       "consentFormId": "cfm_01JD0000000000000000000000",
+         *       "name": "Interview consent",
+         *       "currentVersion": {
+         *         "consentFormId": "cfm_01JD0000000000000000000000",
+         *         "version": 2,
+         *         "title": "Consent to take part in a research interview",
+         *         "body": "## What happens\n\nWe talk for **45 minutes** about how you pay online.\n\n- You can stop at any time.\n- Questions: [research@example.org](mailto:research@example.org)",
+         *         "language": "en",
+         *         "requiredStatements": [
+         *           {
+         *             "id": "read-and-understood",
+         *             "text": "I have read and understood this information."
+         *           },
+         *           {
+         *             "id": "voluntary",
+         *             "text": "I take part voluntarily and may withdraw at any time."
+         *           }
+         *         ],
+         *         "optionalChoices": [
+         *           {
+         *             "id": "recording",
+         *             "text": "I agree to be video-recorded."
+         *           }
+         *         ],
+         *         "bodyHtml": "<h2>What happens</h2>\n<p>We talk for <strong>45 minutes</strong> about how you pay online.</p>\n<ul>\n<li>You can stop at any time.</li>\n<li>Questions: <a href=\"mailto:research@example.org\" rel=\"noopener noreferrer\">research@example.org</a></li>\n</ul>\n",
+         *         "contentSha256": "35551bfee7c672cc301f7bca3233ecf6e25e5b544e9984f7cb12d49d738b73a3",
+         *         "createdAt": "2026-12-06T10:00:00.000Z",
+         *         "createdByUserId": "usr_01JD0000000000000000000000"
+         *       },
+         *       "versions": [
+         *         {
+         *           "version": 2,
+         *           "title": "Consent to take part in a research interview",
+         *           "language": "en",
+         *           "contentSha256": "35551bfee7c672cc301f7bca3233ecf6e25e5b544e9984f7cb12d49d738b73a3",
+         *           "createdAt": "2026-12-06T10:00:00.000Z",
+         *           "createdByUserId": "usr_01JD0000000000000000000000"
+         *         },
+         *         {
+         *           "version": 1,
+         *           "title": "Consent to take part in a research interview",
+         *           "language": "en",
+         *           "contentSha256": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+         *           "createdAt": "2026-12-01T10:00:00.000Z",
+         *           "createdByUserId": "usr_01JD0000000000000000000000"
+         *         }
+         *       ],
+         *       "createdAt": "2026-12-01T10:00:00.000Z",
+         *       "updatedAt": "2026-12-06T10:00:00.000Z",
+         *       "createdByUserId": "usr_01JD0000000000000000000000"
+         *     }
+         */
+        ConsentForm: {
+            consentFormId: string;
+            /** @description What the workspace calls the form; need not be unique. */
+            name: string;
+            currentVersion: components["schemas"]["ConsentFormVersion"];
+            /** @description Every version, newest first. */
+            versions: components["schemas"]["ConsentFormVersionSummary"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the last version was published.
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            updatedAt: string;
+            createdByUserId: string;
+        };
+        /**
+         * ConsentFormListItem
+         * @description A consent form in a list, its current version without the text: read it whole at `GET /consent-forms/{consentFormId}`.
+         */
+        ConsentFormListItem: {
+            consentFormId: string;
+            name: string;
+            currentVersion: components["schemas"]["ConsentFormVersionSummary"];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            updatedAt: string;
         };
         /**
          * ErrorBody
@@ -18848,6 +19143,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "purpose": "SCREENER"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description What the link opens: SCREENER, the study's screener (the participant's answers). The consent and withdrawal pages are not served yet; their links will be made by this operation too.
@@ -18973,6 +19273,879 @@ export interface operations {
             };
             /** @description The request body is not application/json. */
             415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    listConsentForms: {
+        parameters: {
+            query?: {
+                /** @description The endCursor of the previous page. */
+                startCursor?: string;
+                /** @description Items per page, 1–100. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "consentFormId": "cfm_01JD0000000000000000000000",
+                     *           "name": "Interview consent",
+                     *           "currentVersion": {
+                     *             "version": 2,
+                     *             "title": "Consent to take part in a research interview",
+                     *             "language": "en",
+                     *             "contentSha256": "35551bfee7c672cc301f7bca3233ecf6e25e5b544e9984f7cb12d49d738b73a3",
+                     *             "createdAt": "2026-12-06T10:00:00.000Z",
+                     *             "createdByUserId": "usr_01JD0000000000000000000000"
+                     *           },
+                     *           "createdAt": "2026-12-01T10:00:00.000Z",
+                     *           "updatedAt": "2026-12-06T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "total": 26,
+                     *       "pageInfo": {
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false,
+                     *         "startCursor": "WyIyMDI2LTExLTIyVDEwOjAwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAiXQ.mgF5XfEkTVTH8HRD9XuEGpAazs77QBeOZ_Es-HV8xXk",
+                     *         "endCursor": "WyIyMDI2LTExLTIwVDA5OjMwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMjQiXQ.6HB69XYPoMn4aLRhvMUcKdYVZUTP3HCY9TT8mhqrwns"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        results: components["schemas"]["ConsentFormListItem"][];
+                        /** @description Every item that matches, not only this page. */
+                        total: number;
+                        pageInfo: components["schemas"]["PageInfo"];
+                    };
+                };
+            };
+            /** @description Invalid input (a size out of 1–100, or a startCursor not of this list); `path` names the parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    createConsentForm: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes this request safe to retry: a retry with the same key and the same request gets the first response again (header `Idempotent-Replayed: true`) and does nothing twice. 1 to 255 printable ASCII characters (a UUID is a good key), scoped to the token's workspace and kept at least 24 hours. The same key with a different request is a 400, and while the first request is still running a 409 (both naming `["Idempotency-Key"]`). Responses of status 500 and above are not kept, so a retry after one runs again.
+                 * @example 5f0c8e0e-3b9a-4f1e-9a57-0d7e4c1b2a60
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Interview consent",
+                 *       "title": "Consent to take part in a research interview",
+                 *       "body": "## What happens\n\nWe talk for **45 minutes** about how you pay online.\n\n- You can stop at any time.\n- Questions: [research@example.org](mailto:research@example.org)",
+                 *       "language": "en",
+                 *       "requiredStatements": [
+                 *         {
+                 *           "id": "read-and-understood",
+                 *           "text": "I have read and understood this information."
+                 *         },
+                 *         {
+                 *           "id": "voluntary",
+                 *           "text": "I take part voluntarily and may withdraw at any time."
+                 *         }
+                 *       ],
+                 *       "optionalChoices": [
+                 *         {
+                 *           "id": "recording",
+                 *           "text": "I agree to be video-recorded."
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description What the workspace calls the form; need not be unique. */
+                    name: string;
+                    /** @description The heading the person sees (at most 200 characters). */
+                    title: string;
+                    /** @description The form's text in Markdown (CommonMark: headings, paragraphs, lists, emphasis, links), at most 50,000 characters. Raw HTML is shown as text, images are not shown, and links only keep http, https and mailto addresses. */
+                    body: string;
+                    /**
+                     * @description The text's language: a short code, as a study plan's `language`.
+                     * @example en
+                     * @example ar
+                     */
+                    language: string;
+                    /** @description What the person must tick, every one, to sign (at most 20); may be empty. */
+                    requiredStatements: {
+                        /** @description The statement's id, unique within the version among statements and choices alike: 1–64 of a–z, 0–9, `_`, `-`, starting with a letter or digit. What a consent records. */
+                        id: string;
+                        /** @description What the person must tick, as plain text (at most 1,000 characters). */
+                        text: string;
+                    }[];
+                    /** @description What the person may agree to or not, e.g. being recorded (at most 20); may be empty. */
+                    optionalChoices: {
+                        /** @description The choice's id, unique within the version among statements and choices alike: 1–64 of a–z, 0–9, `_`, `-`, starting with a letter or digit. What a consent records. */
+                        id: string;
+                        /** @description What the person may tick, as plain text (at most 1,000 characters). */
+                        text: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsentForm"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field: a title, body or statement out of its limits, a language that is not a short code, more than 20 statements or choices, or an id used twice among a version's statements and choices (the path names the second: `["optionalChoices","0","id"]`). Or: the Idempotency-Key was already used with a different request, or is not 1–255 printable ASCII characters (path ["Idempotency-Key"]). */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (path ["Idempotency-Key"]); retry later. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    getConsentForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                consentFormId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsentForm"];
+                };
+            };
+            /** @description Invalid input; `path` names the parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Consent form not found (also another workspace's). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    publishConsentFormVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes this request safe to retry: a retry with the same key and the same request gets the first response again (header `Idempotent-Replayed: true`) and does nothing twice. 1 to 255 printable ASCII characters (a UUID is a good key), scoped to the token's workspace and kept at least 24 hours. The same key with a different request is a 400, and while the first request is still running a 409 (both naming `["Idempotency-Key"]`). Responses of status 500 and above are not kept, so a retry after one runs again.
+                 * @example 5f0c8e0e-3b9a-4f1e-9a57-0d7e4c1b2a60
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                consentFormId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Consent to take part in a research interview",
+                 *       "body": "## What happens\n\nWe talk for **45 minutes** about how you pay online.\n\n- You can stop at any time.\n- Questions: [research@example.org](mailto:research@example.org)",
+                 *       "language": "en",
+                 *       "requiredStatements": [
+                 *         {
+                 *           "id": "read-and-understood",
+                 *           "text": "I have read and understood this information."
+                 *         },
+                 *         {
+                 *           "id": "voluntary",
+                 *           "text": "I take part voluntarily and may withdraw at any time."
+                 *         }
+                 *       ],
+                 *       "optionalChoices": [
+                 *         {
+                 *           "id": "recording",
+                 *           "text": "I agree to be video-recorded."
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The heading the person sees (at most 200 characters). */
+                    title: string;
+                    /** @description The form's text in Markdown (CommonMark: headings, paragraphs, lists, emphasis, links), at most 50,000 characters. Raw HTML is shown as text, images are not shown, and links only keep http, https and mailto addresses. */
+                    body: string;
+                    /**
+                     * @description The text's language: a short code, as a study plan's `language`.
+                     * @example en
+                     * @example ar
+                     */
+                    language: string;
+                    /** @description What the person must tick, every one, to sign (at most 20); may be empty. */
+                    requiredStatements: {
+                        /** @description The statement's id, unique within the version among statements and choices alike: 1–64 of a–z, 0–9, `_`, `-`, starting with a letter or digit. What a consent records. */
+                        id: string;
+                        /** @description What the person must tick, as plain text (at most 1,000 characters). */
+                        text: string;
+                    }[];
+                    /** @description What the person may agree to or not, e.g. being recorded (at most 20); may be empty. */
+                    optionalChoices: {
+                        /** @description The choice's id, unique within the version among statements and choices alike: 1–64 of a–z, 0–9, `_`, `-`, starting with a letter or digit. What a consent records. */
+                        id: string;
+                        /** @description What the person may tick, as plain text (at most 1,000 characters). */
+                        text: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsentFormVersion"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field: a title, body or statement out of its limits, a language that is not a short code, more than 20 statements or choices, or an id used twice among a version's statements and choices (the path names the second: `["optionalChoices","0","id"]`). Or: the Idempotency-Key was already used with a different request, or is not 1–255 printable ASCII characters (path ["Idempotency-Key"]). */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Consent form not found (also another workspace's). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The form already has 200 versions: create a new form (path ["consentFormId"]). Or: a request with the same Idempotency-Key is still in progress (path ["Idempotency-Key"]); retry later. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    getConsentFormVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                consentFormId: string;
+                /** @description The version number (1, 2, …). */
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsentFormVersion"];
+                };
+            };
+            /** @description Invalid input; `path` names the parameter (a version is a whole number from 1). */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Consent form not found (also another workspace's; path ["consentFormId"]), or it has no such version (path ["version"]). */
+            404: {
                 headers: {
                     /** @description Requests allowed per window for this token. */
                     "X-RateLimit-Limit"?: number;

@@ -35,6 +35,8 @@ export const idempotencyKeyPaths: ReadonlySet<string> = new Set([
   "/studies/{studyId}/messages",
   "/consent-submissions",
   "/studies/{studyId}/participants/{participantId}/links",
+  "/consent-forms",
+  "/consent-forms/{consentFormId}/versions",
 ]);
 
 /** Operations (`method path`) whose request body is not JSON, with the media type they take: the client sends such a body as it is. */
@@ -66,6 +68,7 @@ export const pagedOperations = {
   "/message-templates": "get",
   "/messages": "get",
   "/consent-submissions": "get",
+  "/consent-forms": "get",
 } as const;
 
 /**
@@ -159,4 +162,9 @@ export const operationRoles = {
   "post /consent-submissions": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER"],
   "get /consent-submissions/{consentSubmissionId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
   "post /studies/{studyId}/participants/{participantId}/links": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR"],
+  "get /consent-forms": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
+  "post /consent-forms": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR"],
+  "get /consent-forms/{consentFormId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
+  "post /consent-forms/{consentFormId}/versions": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR"],
+  "get /consent-forms/{consentFormId}/versions/{version}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
 } as const satisfies Readonly<Record<string, readonly string[]>>;

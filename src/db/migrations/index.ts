@@ -33,6 +33,7 @@ import * as erasureAtDeletion from './20261205000000_erasure_at_deletion.js';
 import * as signupFormConsent from './20261205000100_signup_form_consent.js';
 import * as screenerDefinition from './20261206000000_screener_definition.js';
 import * as participantLinks from './20261206100000_participant_links.js';
+import * as consentForms from './20261206200000_consent_forms.js';
 import * as screenerResponses from './20261206300000_screener_responses.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
@@ -71,5 +72,6 @@ export const migrations: Record<string, Migration> = {
   '20261205000100_signup_form_consent': signupFormConsent,
   '20261206000000_screener_definition': screenerDefinition,
   '20261206100000_participant_links': participantLinks,
+  '20261206200000_consent_forms': consentForms,
   '20261206300000_screener_responses': screenerResponses,
 };
