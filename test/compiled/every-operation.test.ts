@@ -190,6 +190,24 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     );
     expect(invited.results.map((participant) => participant.participantId)).toEqual([adaParticipant.participantId]);
     unwrap(await api.GET('/participant-status-events', { params: { query: { studyId: study.studyId } } }));
+
+    // The participant's side: Grace's link to the screener, its page, and her answers sent as a browser sends a form.
+    const graceParticipant = added.results.find((participant) => participant.personId === grace.personId)!;
+    const link = unwrap(await api.POST('/studies/{studyId}/participants/{participantId}/links', { params: { path: { studyId: study.studyId, participantId: graceParticipant.participantId } }, body: { purpose: 'SCREENER' } }));
+    const pageUrl = `${server.api.replace(/\/v1$/, '')}${new URL(link.url).pathname}`;
+    const page = await fetch(pageUrl);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    const formField = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)![1]!;
+    const question = /name="(q_[^"]+)"/.exec(html)![1]!;
+    const answered = await fetch(pageUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
+      body: new URLSearchParams({ formToken: formField('formToken'), startedAt: formField('startedAt'), [question]: 'A phone' }).toString(),
+    });
+    expect(answered.status).toBe(200);
+    expect(await answered.text()).toContain('Thank you');
+    expect(unwrap(await api.GET('/studies/{studyId}/participants/{participantId}', { params: { path: { studyId: study.studyId, participantId: graceParticipant.participantId } } })).screenerState).toBe('SUBMITTED');
     unwrap(await api.GET('/study-status-events', { params: { query: { studyId: study.studyId } } }));
 
     // Consent.
