@@ -195,9 +195,9 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     const graceParticipant = added.results.find((participant) => participant.personId === grace.personId)!;
     const link = unwrap(await api.POST('/studies/{studyId}/participants/{participantId}/links', { params: { path: { studyId: study.studyId, participantId: graceParticipant.participantId } }, body: { purpose: 'SCREENER' } }));
     const pageUrl = `${server.api.replace(/\/v1$/, '')}${new URL(link.url).pathname}`;
-    const page = await fetch(pageUrl);
-    expect(page.status).toBe(200);
-    const html = await page.text();
+    const screenerPage = await fetch(pageUrl);
+    expect(screenerPage.status).toBe(200);
+    const html = await screenerPage.text();
     const formField = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)![1]!;
     const question = /name="(q_[^"]+)"/.exec(html)![1]!;
     const answered = await fetch(pageUrl, {
