@@ -200,13 +200,13 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     const html = await screenerPage.text();
     const formField = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)![1]!;
     const question = /name="(q_[^"]+)"/.exec(html)![1]!;
-    const answered = await fetch(pageUrl, {
+    const submitted = await fetch(pageUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
       body: new URLSearchParams({ formToken: formField('formToken'), startedAt: formField('startedAt'), [question]: 'A phone' }).toString(),
     });
-    expect(answered.status).toBe(200);
-    expect(await answered.text()).toContain('Thank you');
+    expect(submitted.status).toBe(200);
+    expect(await submitted.text()).toContain("Thank you");
     expect(unwrap(await api.GET('/studies/{studyId}/participants/{participantId}', { params: { path: { studyId: study.studyId, participantId: graceParticipant.participantId } } })).screenerState).toBe('SUBMITTED');
     unwrap(await api.GET('/study-status-events', { params: { query: { studyId: study.studyId } } }));
 
