@@ -73,7 +73,7 @@ const chromiumArgs = [
 ];
 
 /** What a test may set of a tab's browser context. */
-export type PageOptions = Pick<BrowserContextOptions, 'viewport' | 'locale' | 'timezoneId'>;
+export type PageOptions = Pick<BrowserContextOptions, 'viewport' | 'locale' | 'timezoneId' | 'javaScriptEnabled'>;
 
 /** A phone held upright (an iPhone 14's CSS pixels): every page must work this narrow. */
 export const phoneViewport = { width: 390, height: 844 } as const;
@@ -371,4 +371,20 @@ export async function chooseFile(page: Page, file: { name: string; mimeType: str
   const field = page.getByLabel('CSV file', { exact: true });
   await field.and(page.locator(':enabled')).waitFor();
   await field.setInputFiles(file);
+}
+
+/**
+ * Runs axe-core (WCAG 2.x A and AA, WCAG 2.2 AA and best practices) and fails on a violation of
+ * any impact, minor included: the bar of the participant's pages, which every person must be
+ * able to use.
+ */
+export async function expectNoAxeViolations(page: Page): Promise<void> {
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }> } }).axe;
+    const result = await axe.run('html', { resultTypes: ['violations'], runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] } });
+    return result.violations.map(({ id, impact, help, nodes }) => ({ id, impact, help, nodes: nodes.map(({ target, failureSummary }) => ({ target, failureSummary })) }));
+  });
+  const report = violations.map((violation) => `${violation.impact} ${violation.id}: ${violation.help}\n${violation.nodes.map((node) => `  ${JSON.stringify(node.target)} ${node.failureSummary ?? ''}`).join('\n')}`);
+  expect(report, `axe-core on ${page.url()}`).toEqual([]);
 }

@@ -187,13 +187,13 @@ describe('checkAnswers: skip logic', () => {
 
 describe('checkAnswers: validation', () => {
   it('requires a shown required question and not a hidden one', () => {
-    expect(checkAnswers(definition, {}).errors).toEqual([{ questionId: 'id_freq', questionKey: 'freq', message: 'Answer this question' }]);
-    expect(checkAnswers(definition, { id_freq: 'weekly', id_orders: '  ' }).errors).toEqual([{ questionId: 'id_orders', questionKey: 'orders', message: 'Answer this question' }]);
+    expect(checkAnswers(definition, {}).errors).toEqual([{ questionId: 'id_freq', questionKey: 'freq', message: 'Answer this question', code: 'REQUIRED' }]);
+    expect(checkAnswers(definition, { id_freq: 'weekly', id_orders: '  ' }).errors).toEqual([{ questionId: 'id_orders', questionKey: 'orders', message: 'Answer this question', code: 'REQUIRED' }]);
     expect(checkAnswers(definition, { id_freq: 'never' }).errors).toEqual([]);
   });
 
   it('refuses an answer to no question of the screener', () => {
-    expect(checkAnswers(definition, { id_freq: 'never', sqn_other: 'x' }).errors).toEqual([{ questionId: 'sqn_other', questionKey: '', message: expect.stringMatching(/not a question/) }]);
+    expect(checkAnswers(definition, { id_freq: 'never', sqn_other: 'x' }).errors).toEqual([{ questionId: 'sqn_other', questionKey: '', message: expect.stringMatching(/not a question/), code: 'UNKNOWN_QUESTION' }]);
   });
 
   const byKey = (key: string) => definition.questions.find((question) => question.key === key)!;
