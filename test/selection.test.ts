@@ -8,16 +8,18 @@ describe('TEST_SELECTION', () => {
     expect(excludedBy('all')).toEqual([]);
   });
 
-  it('store: leaves out files that never reach the database, and the browser tests; keeps every file that opens a store', () => {
+  it('store: leaves out files that never reach the database, the browser tests and the compiled server\'s files (the compiled leg runs them on PostgreSQL); keeps every other file that opens a store', () => {
     const excluded = excludedBy('store');
-    expect(excluded).toEqual(expect.arrayContaining(['src/search/counts/bitset.test.ts', 'test/engines.test.ts', 'test/console/filter-model.test.ts', 'test/console/studies.test.ts']));
-    for (const kept of ['src/families/people/create-person.test.ts', 'test/compiled/every-operation.test.ts', 'test/docs-examples.test.ts', 'test/console/serving.test.ts', 'src/http/fuzz.test.ts']) expect(excluded).not.toContain(kept);
+    expect(excluded).toEqual(
+      expect.arrayContaining(['src/search/counts/bitset.test.ts', 'test/engines.test.ts', 'test/console/filter-model.test.ts', 'test/console/studies.test.ts', 'test/participant/screener-journey.test.ts', 'test/compiled/every-operation.test.ts', 'test/docs-examples.test.ts']),
+    );
+    for (const kept of ['src/families/people/create-person.test.ts', 'test/console/serving.test.ts', 'src/http/fuzz.test.ts', 'src/participant/pages.test.ts']) expect(excluded).not.toContain(kept);
   });
 
   it('runtime: leaves out only the browser tests', () => {
     const excluded = excludedBy('runtime');
     expect(excluded.length).toBeGreaterThan(3);
-    expect(excluded.every((file) => file.startsWith('test/console/'))).toBe(true);
+    expect(excluded.every((file) => file.startsWith('test/console/') || file.startsWith('test/participant/'))).toBe(true);
     expect(excluded).not.toContain('test/console/filter-model.test.ts');
   });
 

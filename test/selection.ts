@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
  *   (src/db/database.ts) through their imports, found by following them, so a new test that opens
  *   a store is picked up without a list to keep. The console's browser tests are left out: the
  *   console is the same static files on every store, and what its calls do on each store is what
- *   the API's own tests check there.
+ *   the API's own tests check there. The files that drive the compiled server are left out too:
+ *   the `compiled` leg runs them on PostgreSQL (on Node 24), so the store leg need not again.
  * - `runtime`: every file but the console's browser tests, for a leg on another Node version
  *   (Chromium is the same there; the server they drive is what the other files run).
  * - `compiled`: the files that drive the compiled server in a child process (test/compiled-server.ts):
@@ -68,11 +69,14 @@ export function excludedBy(selection: string | undefined): string[] {
   if (chosen === 'all') return [];
   const seen = new Map<string, boolean>();
   const browserSeen = new Map<string, boolean>();
+  const compiledSeen = new Map<string, boolean>();
   if (chosen === 'compiled') return testFiles().filter((file) => !reaches(file, compiledHarness, seen)).map((file) => path.relative(root, file));
   return testFiles()
     .filter((file) => {
       const browser = reaches(file, browserHarness, browserSeen);
       if (browser) return true;
+      // The compiled server's files run on the Node 24 leg on PostgreSQL (`compiled`), and on every leg of the embedded store.
+      if (chosen === 'store' && reaches(file, compiledHarness, compiledSeen)) return true;
       return chosen === 'store' && !reaches(file, storeModule, seen);
     })
     .map((file) => path.relative(root, file));

@@ -21,7 +21,6 @@ export function setPageHeaders(reply: FastifyReply, options: { cacheable: boolea
   reply.header('Referrer-Policy', 'no-referrer');
   reply.header('X-Content-Type-Options', 'nosniff');
   reply.header('X-Frame-Options', 'DENY');
-  reply.header('Cross-Origin-Opener-Policy', 'same-origin');
   reply.header('Cross-Origin-Resource-Policy', 'same-origin');
   reply.header('Permissions-Policy', 'camera=(), microphone=(), geolocation=(), interest-cohort=()');
   reply.header('Cache-Control', options.cacheable ? 'public, max-age=31536000, immutable' : 'no-store');
