@@ -1345,7 +1345,8 @@ export interface paths {
          *     - `study.externalName`: The study's name as participants see it (its plan's `externalName`); empty when none, or no study. Example: `Tell us about paying online`.
          *     - `study.externalDescription`: The study's description as participants see it; empty when none, or no study. Example: `A 30-minute video call about how you pay online.`.
          *     - `workspace.name`: The workspace's name: the team the message comes from. Example: `Acme Research`.
-         *     - `links.screener`: The person's link to the study's screener. Example: `https://recruit.example.com/s/…`.
+         *     - `links.screener`: The person's own link to the study's screener (made when the message is sent; one per message). Example: `https://recruit.example.com/p/…`.
+         *     - `links.consent`: The person's own link to sign the study's consent form (made when the message is sent; one per message). Example: `https://recruit.example.com/p/…`.
          *     - `links.scheduling`: The person's link to schedule a session of the study. Example: `https://recruit.example.com/b/…`.
          *     - `links.unsubscribe`: The person's one-click unsubscribe link. Example: `https://recruit.example.com/u/…`.
          *
@@ -1427,7 +1428,7 @@ export interface paths {
          *
          *     Without SMTP configured (SMTP_HOST) nothing is sent: the messages are recorded NOT_SENT, and the answer says so (`notSent`, `notSentReason`). Sending is limited per workspace (MAIL_RATE_PER_MINUTE attempts a minute, default 600): beyond it messages wait in the queue. A temporary failure (an SMTP 4xx, no connection, a timeout, refused credentials) is tried again after 1 min, 5 min, 15 min, 1 h, 3 h, 6 h, 12 h (each ±10% at random): 8 attempts in all, then FAILED. A 5xx refusal is final at once; a 5xx refusal of the recipient address (at RCPT TO: 550 user unknown, …) also marks the person UNREACHABLE (one such hard bounce is enough), and unreachable people are not sent to again.
          *
-         *     A template that uses `links.screener` or `links.scheduling` (not served yet) is refused (400, path ["templateId"]). A delivered message counts as a contact of the person (LAST_CONTACT_DATE, TOTAL_NUMBER_OF_CONTACT*).
+         *     `links.screener` and `links.consent` become the participant's own link to the page, made as the message goes (one per message and purpose). Refused (400, path ["templateId"]): a template that uses `links.scheduling` (not served yet), `links.screener` for a study with no screener question, or `links.consent` for a study whose plan names no consent form. A delivered message counts as a contact of the person (LAST_CONTACT_DATE, TOTAL_NUMBER_OF_CONTACT*).
          *
          *     Requires the right `messages:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
          */
@@ -3209,7 +3210,8 @@ export interface components {
          *     - `study.externalName`: The study's name as participants see it (its plan's `externalName`); empty when none, or no study. Example: `Tell us about paying online`.
          *     - `study.externalDescription`: The study's description as participants see it; empty when none, or no study. Example: `A 30-minute video call about how you pay online.`.
          *     - `workspace.name`: The workspace's name: the team the message comes from. Example: `Acme Research`.
-         *     - `links.screener`: The person's link to the study's screener. Example: `https://recruit.example.com/s/…`.
+         *     - `links.screener`: The person's own link to the study's screener (made when the message is sent; one per message). Example: `https://recruit.example.com/p/…`.
+         *     - `links.consent`: The person's own link to sign the study's consent form (made when the message is sent; one per message). Example: `https://recruit.example.com/p/…`.
          *     - `links.scheduling`: The person's link to schedule a session of the study. Example: `https://recruit.example.com/b/…`.
          *     - `links.unsubscribe`: The person's one-click unsubscribe link. Example: `https://recruit.example.com/u/…`.
          *
