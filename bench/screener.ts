@@ -1,11 +1,13 @@
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { Agent, request } from 'undici';
 import { startBenchService, stopProcess } from './lib/compiled-server.js';
 import { sampleMemory } from './lib/memory.js';
+import { summarizeProfile } from './lib/profile.js';
 import { dropPostgresDatabase, recreatePostgresDatabase, storeEnv } from './lib/store.js';
 import { formatTable } from './lib/table.js';
 import { type BenchOptions, type BenchResult, flagNumber } from './lib/types.js';
@@ -62,12 +64,19 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
 
   const store = await recreatePostgresDatabase(DATABASE);
   let server: ChildProcess | undefined;
+  let profile: string | undefined;
   const floorFile = path.join(root, 'console', 'dist', `bench-floor-${process.pid}.html`);
   const pool = new pg.Pool({ connectionString: store.kind === 'postgres' ? store.databaseUrl : '', max: 2 });
   const agent = new Agent({ connections: concurrency, keepAliveTimeout: 10_000 });
   try {
     // Every participant comes from one address here: the per-address limit is the operator's to set for the real world.
-    const started = await startBenchService({ ...storeEnv(store), PARTICIPANT_RATE_LIMIT_MAX: '100000000', PARTICIPANT_LINK_RATE_LIMIT_MAX: '100000000' }, 'Screener bench');
+    const profileDir = options.flags.includes('--profile') ? mkdtempSync(path.join(tmpdir(), 'screener-profile-')) : undefined;
+    const started = await startBenchService(
+      { ...storeEnv(store), PARTICIPANT_RATE_LIMIT_MAX: '100000000', PARTICIPANT_LINK_RATE_LIMIT_MAX: '100000000' },
+      'Screener bench',
+      profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    );
+    profile = profileDir;
     server = started.child;
     const origin = `http://127.0.0.1:${started.port}`;
     const api = async <T = Record<string, unknown>>(method: string, url: string, body?: unknown): Promise<T> => {
@@ -283,6 +292,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     await pool.end();
     if (server) await stopProcess(server);
     await dropPostgresDatabase(DATABASE);
+    if (profile) printProfiles(profile);
   }
 }
 
@@ -302,4 +312,12 @@ async function countPlacements(pool: pg.Pool, studyId: string) {
     quotaGroups: groups.rows.length === 0 ? null : (Object.fromEntries(groups.rows.map((row) => [row.quota_group, row.n])) as Record<string, number>),
     consents: consents.rows[0]!.n,
   };
+}
+
+/** The server's CPU profile (the largest of the directory: the CLI's are small), by where the self time went. */
+function printProfiles(directory: string) {
+  const files = readdirSync(directory).map((name) => path.join(directory, name));
+  const largest = files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
+  if (!largest) return;
+  process.stderr.write(`\nserver CPU profile (${largest}):\n${formatTable(['where', 'self ms', 'share %'], summarizeProfile(largest, 30).map((line) => [line.where, round(line.selfMs), round(line.selfShare * 100)]))}\n`);
 }
