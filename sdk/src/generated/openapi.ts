@@ -20526,7 +20526,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description A token made with `--no-screeners` (`WWW-Authenticate` names `scope="screeners"`), or a role without participants:read. */
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
             403: {
                 headers: {
                     /** @description Requests allowed per window for this token. */
@@ -20538,7 +20538,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
             /** @description Study not found (path ["studyId"]); Participant not found (path ["participantId"]: not a participant of this study, another workspace's, or one whose person was deleted); or Screener response not found (path ["participantId"]: the participant has not sent the screener). */
@@ -20722,7 +20722,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description A token made with `--no-screeners` (`WWW-Authenticate` names `scope="screeners"`), or a role without participants:read. */
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
             403: {
                 headers: {
                     /** @description Requests allowed per window for this token. */
@@ -20734,7 +20734,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
             /** @description Study not found (also another workspace's); path ["studyId"]. */
@@ -20848,7 +20848,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description A token made with `--no-screeners` (`WWW-Authenticate` names `scope="screeners"`), or a role without participants:read. */
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
             403: {
                 headers: {
                     /** @description Requests allowed per window for this token. */
@@ -20860,7 +20860,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
             /** @description Study not found (also another workspace's); path ["studyId"]. */

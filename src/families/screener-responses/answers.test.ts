@@ -163,6 +163,7 @@ describe('GET /studies/{studyId}/participants/{participantId}/screener-response'
       const response = await call(service, 'GET', url, { token });
       expect(response.statusCode, url).toBe(403);
       expect(response.headers['www-authenticate']).toContain('scope="screeners"');
+      expect(response.body).toBe('Forbidden');
     }
     expect((await call(service, 'GET', `/studies/${world.studyId}/screener-funnel`, { token })).statusCode).toBe(200);
   });

@@ -13,7 +13,6 @@ const tags = ['Screener responses'];
 const maskingOfAnswers =
   'Answers to questions mapped to a property flagged isPII or isPHI (or to one since deleted), and to EMAIL and PHONE_NUMBER questions, are masked for a token without the personal-data right ("***", "***@***").';
 const screenersRight = 'A token made with `--no-screeners` sees no screener, so neither its questions nor their answers: 403 naming `scope="screeners"`.';
-const forbiddenScreeners = errorResponse('A token made with `--no-screeners` (`WWW-Authenticate` names `scope="screeners"`), or a role without participants:read.');
 const studyNotFound = errorResponse("Study not found (also another workspace's); path [\"studyId\"].");
 
 export const screenerResponsesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async (app, { deps }) => {
@@ -33,7 +32,6 @@ export const screenerResponsesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceD
         params: ParticipantParams,
         response: {
           200: Type.Ref(ScreenerResponse),
-          403: forbiddenScreeners,
           404: errorResponse(
             "Study not found (path [\"studyId\"]); Participant not found (path [\"participantId\"]: not a participant of this study, another workspace's, or one whose person was deleted); or Screener response not found (path [\"participantId\"]: the participant has not sent the screener).",
           ),
@@ -59,7 +57,6 @@ export const screenerResponsesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceD
         response: {
           200: ScreenerResponseList,
           400: errorResponse('Invalid input (a size out of 1–100, an unknown outcome, or a startCursor that is not one of this query: another study or outcome, or altered); `path` names the parameter.'),
-          403: forbiddenScreeners,
           404: studyNotFound,
         },
       },
@@ -96,7 +93,6 @@ export const screenerResponsesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceD
             content: { 'text/csv': { schema: { type: 'string', examples: ['participantId,personId,submittedAt,startedAt,secondsToComplete,outcome,decidedBy,suspectedBot,revision,How often do you shop online?\r\n'] } } },
           },
           400: errorResponse('Invalid input (an unknown outcome); `path` names the parameter.'),
-          403: forbiddenScreeners,
           404: studyNotFound,
         },
       },
