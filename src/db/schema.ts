@@ -387,6 +387,7 @@ export interface DB {
   message_events: MessageEventsTable;
   participant_links: ParticipantLinksTable;
   screener_responses: ScreenerResponsesTable;
+  screener_starts: ScreenerStartsTable;
 }
 
 export type JobState = 'queued' | 'running' | 'completed' | 'failed';
@@ -831,4 +832,12 @@ export interface ScreenerResponsesTable {
   submitted_at: Timestamp;
   seconds_to_complete: number | null;
   link_id: string | null;
+}
+
+/** A participant's first refused post of their screener's form: the funnel's "started" (src/families/screener-responses/). */
+export interface ScreenerStartsTable {
+  workspace_id: string;
+  participant_id: string;
+  study_id: string;
+  started_at: Timestamp;
 }
