@@ -32,10 +32,25 @@ export const choiceControlId = (index: number) => `choice-${index}`;
 export const nameControlId = 'signed-name';
 
 /**
- * The body's headings one level down: the page's own heading (the form's title) is the one h1.
- * The HTML is markdown-it's output, where text is escaped, so a tag is a real tag.
+ * The body's headings under the page's own (the form's title, the one h1): the body's highest
+ * level becomes h2, and no heading goes more than one level below the one before it (WCAG's
+ * heading order, whatever levels the team's Markdown used). The HTML is markdown-it's output,
+ * where text is escaped, so a tag is a real tag, and each opening tag has its closing one.
  */
-export const demoteHeadings = (html: string) => html.replace(/<(\/?)h([1-6])(?=[\s>])/g, (_match, slash: string, level: string) => `<${slash}h${Math.min(6, Number(level) + 1)}`);
+export function demoteHeadings(html: string): string {
+  const levels = [...html.matchAll(/<h([1-6])(?=[\s>])/g)].map((match) => Number(match[1]));
+  if (levels.length === 0) return html;
+  const shift = 2 - Math.min(...levels);
+  let previous = 1;
+  const open: number[] = [];
+  return html.replace(/<(\/?)h([1-6])(?=[\s>])/g, (_match, slash: string, level: string) => {
+    if (slash) return `</h${open.shift() ?? Math.min(6, Number(level) + shift)}`;
+    const placed = Math.max(2, Math.min(6, Number(level) + shift, previous + 1));
+    previous = placed;
+    open.push(placed);
+    return `<h${placed}`;
+  });
+}
 
 function ErrorText({ id, i18n, message }: { id: string; i18n: Translator; message: string | undefined }) {
   if (!message) return null;

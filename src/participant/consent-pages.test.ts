@@ -290,7 +290,9 @@ describe('a CONSENT link, a new version, the errors', () => {
     expect(cleanSignedName('  Ana\u0000  María\t\nLópez ')).toBe('Ana María López');
     expect(cleanSignedName('Zoe\u0308')).toBe('Zoë');
     expect(cleanSignedName('\u200b\u202e')).toBe('');
-    expect(demoteHeadings('<h1>A</h1><h6>B</h6><p>&lt;h1&gt;</p>')).toBe('<h2>A</h2><h6>B</h6><p>&lt;h1&gt;</p>');
+    expect(demoteHeadings('<h1>A</h1><h6>B</h6><p>&lt;h1&gt;</p>')).toBe('<h2>A</h2><h3>B</h3><p>&lt;h1&gt;</p>');
+    expect(demoteHeadings('<h2>A</h2>\n<h3>B</h3>\n<h2>C</h2><h4>D</h4>')).toBe('<h2>A</h2>\n<h3>B</h3>\n<h2>C</h2><h3>D</h3>');
+    expect(demoteHeadings('<p>none</p>')).toBe('<p>none</p>');
   });
 
   it('records one consent when many signatures are sent at once', async () => {

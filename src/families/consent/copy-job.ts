@@ -4,7 +4,6 @@ import type { DB } from '../../db/schema.js';
 import type { JobHandler } from '../../jobs/queue.js';
 import { chooseLocale, translator } from '../../participant/i18n.js';
 import { findServableVersion } from '../consent-forms/service.js';
-import { signedCopyPdf } from '../consent-forms/signed-copy.js';
 import type { Mailer } from '../messages/mailer.js';
 import { deleteLink, issueLink } from '../participant-links/service.js';
 import { CONSENT_COPY_QUEUE } from './page.js';
@@ -56,6 +55,8 @@ export function consentCopyHandler(options: ConsentCopyOptions): JobHandler<{ co
       const study = plan.externalName ?? plan.name ?? '';
       const signedAt = new Date(facts.submitted_at);
       const choices = facts.choices ?? {};
+      // pdfkit and its fonts (a few MiB) are loaded with the first copy, not at the service's start.
+      const { signedCopyPdf } = await import('../consent-forms/signed-copy.js');
       const pdf = await signedCopyPdf({
         form,
         fullName: facts.signed_name ?? '',
