@@ -70,6 +70,7 @@ import { Webhooks } from './families/webhooks/runtime.js';
 import { webhookDocumentation, webhookSchemas } from './families/webhooks/schemas.js';
 import type { Resolver } from './families/webhooks/targets.js';
 import { registerFamilyJobs } from './families/jobs.js';
+import { consentCopyHandler } from './families/consent/copy-job.js';
 import { registerHousekeepingJobs } from './jobs/registry.js';
 import { JobRunner } from './jobs/runner.js';
 import { keepPlannerStatistics, type PlannerStatisticsKeeper } from './db/planner-statistics.js';
@@ -260,6 +261,8 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   mail.dispatcher?.onRecorded((report) => metrics.countMailAttempts({ sent: report.sent, retrying: report.retrying, failed: report.failed, not_sent: report.notSent }));
   registerHousekeepingJobs(jobs, deps);
   registerFamilyJobs(jobs, deps);
+  // A signed consent's copy goes through the instance's SMTP mailer (the consent family's job).
+  jobs.register(consentCopyHandler({ db: deps.db, clock: deps.clock, mailer: mail.mailer, publicUrl: config.publicUrl }));
 
   await app.register(
     async (v1) => {

@@ -250,6 +250,33 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     expect(secondVersion.version).toBe(2);
     unwrap(await api.GET('/consent-forms/{consentFormId}/versions/{version}', { params: { path: { consentFormId: consentForm.consentFormId, version: 1 } } }));
 
+    // The participant's consent (pdfkit, loaded with the first signed copy): Grace signs the form through a CONSENT link,
+    // the copy's job emails her the PDF with a withdrawal link, and she withdraws through it.
+    unwrap(await api.PATCH('/studies/{studyId}', { ...studyPath, body: { studyPlan: { consentFormId: consentForm.consentFormId } } }));
+    const consentLink = unwrap(await api.POST('/studies/{studyId}/participants/{participantId}/links', { params: { path: { studyId: study.studyId, participantId: graceParticipant.participantId } }, body: { purpose: 'CONSENT' } }));
+    const consentUrl = `${server.api.replace(/\/v1$/, '')}${new URL(consentLink.url).pathname}`;
+    const consentHtml = await (await fetch(consentUrl)).text();
+    const consentField = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(consentHtml)![1]!;
+    const signed = await fetch(`${consentUrl}/consent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
+      body: new URLSearchParams({ formToken: consentField('formToken'), version: consentField('version'), signedName: 'Grace Hopper' }).toString(),
+    });
+    expect(signed.status).toBe(200);
+    const copyDeadline = Date.now() + 30_000;
+    while (smtp.to('grace@compiled.example.test').length === 0 && Date.now() < copyDeadline) await sleep(100);
+    const [copy] = smtp.to('grace@compiled.example.test');
+    expect(copy!.parsed.attachments[0]!.content.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    const withdrawalUrl = /https?:\/\/\S+\/p\/[A-Za-z0-9_-]{43}/.exec(copy!.parsed.text ?? '')![0];
+    const withdrawalPage = `${server.api.replace(/\/v1$/, '')}${new URL(withdrawalUrl).pathname}`;
+    const withdrawalHtml = await (await fetch(withdrawalPage)).text();
+    const withdrawn = await fetch(`${withdrawalPage}/withdraw`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
+      body: new URLSearchParams({ formToken: /name="formToken" value="([^"]*)"/.exec(withdrawalHtml)![1]! }).toString(),
+    });
+    expect(await withdrawn.text()).toContain('Your consent is withdrawn');
+
     // Message templates (LiquidJS, loaded on first parse), a preview, a send through SMTP (nodemailer), its unsubscribe link.
     const messageTemplate = unwrap(
       await api.POST('/message-templates', {

@@ -2027,6 +2027,28 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "consent.withdrawn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * consent.withdrawn
+         * @description A person withdrew a study consent from the withdrawal link of their signed copy's email (the participant's page).
+         *
+         *     Delivery is at least once, by the Standard Webhooks specification: headers `webhook-id` (the message id, the same on every retry: deduplicate on it), `webhook-timestamp` (seconds since the epoch, of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>`, two space-separated signatures while a rotated-out secret is still valid). Answer 2xx within 10 s; anything else, a redirect, or no answer is a failure. A failed delivery is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h (each ±10% at random): 10 attempts over about 3 days, then the delivery is FAILED. An endpoint whose every attempt has failed for 5 days is disabled, and `disabledReason` says since when and why; enabling it again (PATCH `enabled: true`) resumes its pending deliveries.
+         */
+        post: operations["webhook_consent_withdrawn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -2114,6 +2136,7 @@ export interface components {
             researchPlanUrl?: string;
             participationLimit?: number;
             consentFormId?: string;
+            consentBeforeScreener?: boolean;
             incentive?: {
                 /** @enum {string} */
                 incentiveType?: "MONEY_OR_GIFT_CARD" | "CUSTOM";
@@ -3190,7 +3213,7 @@ export interface components {
             /** @description Empty when none was given. */
             description: string;
             /** @description The event types delivered; empty: every type, including types added later. */
-            eventTypes: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted")[];
+            eventTypes: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn")[];
             /** @description A disabled endpoint is sent nothing; events meanwhile can be replayed to it. */
             enabled: boolean;
             /** @description Why the service disabled the endpoint; null when enabled, or disabled by hand. */
@@ -3402,7 +3425,7 @@ export interface components {
         };
         /**
          * ConsentSubmission
-         * @description A person's consent: for a study's consent form, or on a signup form (exactly one of `studyId` and `signupFormId`). Consents of deleted people are not found, and the deletion purge erases them. Nothing in it is personal data, so it is the same for every token.
+         * @description A person's consent: for a study's consent form, or on a signup form (exactly one of `studyId` and `signupFormId`). Consents of deleted people are not found, and the deletion purge erases them. Only `signedName` is personal data (masked for tokens without the personal-data right).
          * @example {
          *       "consentSubmissionId": "cns_01JD0000000000000000000003",
          *       "personId": "per_01JD0000000000000000000000",
@@ -3414,7 +3437,10 @@ export interface components {
          *       "source": "PAPER",
          *       "submittedAt": "2026-11-28T09:30:00.000Z",
          *       "recordedByUserId": "usr_01JD0000000000000000000000",
-         *       "createdAt": "2026-11-28T10:00:00.000Z"
+         *       "createdAt": "2026-11-28T10:00:00.000Z",
+         *       "signedName": null,
+         *       "choices": null,
+         *       "withdrawnAt": null
          *     }
          */
         ConsentSubmission: {
@@ -3432,10 +3458,10 @@ export interface components {
             /** @description Lower-case hex SHA-256 of the consent text shown (UTF-8, as given); the text itself is not kept. */
             textSha256: string | null;
             /**
-             * @description How the consent was given: API (recorded through the API with no more detail; also a participant updated with `consentFormSubmitted: true`), SIGNUP_FORM (sent with a public signup form; recorded by that route only), PAPER, EMAIL, VERBAL, IMPORT (taken over from another system), OTHER.
+             * @description How the consent was given: API (recorded through the API with no more detail; also a participant updated with `consentFormSubmitted: true`), SIGNUP_FORM (sent with a public signup form; recorded by that route only), PAPER, EMAIL, VERBAL, IMPORT (taken over from another system), OTHER, PARTICIPANT_PAGE (signed by the person on the participant's consent page, through their link; recorded by that page only).
              * @enum {string}
              */
-            source: "API" | "SIGNUP_FORM" | "PAPER" | "EMAIL" | "VERBAL" | "IMPORT" | "OTHER";
+            source: "API" | "SIGNUP_FORM" | "PAPER" | "EMAIL" | "VERBAL" | "IMPORT" | "OTHER" | "PARTICIPANT_PAGE";
             /**
              * Format: date-time
              * @description When the consent was given.
@@ -3450,6 +3476,14 @@ export interface components {
              * @example 2026-11-22T10:00:00.000Z
              */
             createdAt: string;
+            /** @description The full name the person typed when signing on the participant's page (PARTICIPANT_PAGE); null for other sources. Personal data: "***" for tokens without the personal-data right. */
+            signedName: string | null;
+            /** @description Each optional choice of the version signed, by its id: true when the person agreed (e.g. to be recorded). Null for sources other than PARTICIPANT_PAGE. */
+            choices: {
+                [key: string]: boolean;
+            } | null;
+            /** @description When the person withdrew the consent (the withdrawal link of their signed copy's email); null while it stands. */
+            withdrawnAt: string | null;
         };
         /**
          * ParticipantLink
@@ -3463,11 +3497,8 @@ export interface components {
         ParticipantLink: {
             /** @description The link's id (lnk_…); the link itself is shown only in this answer. */
             linkId: string;
-            /**
-             * @description What the link opens: SCREENER, the study's screener (the participant's answers). The consent and withdrawal pages are not served yet; their links will be made by this operation too.
-             * @enum {string}
-             */
-            purpose: "SCREENER";
+            /** @description What the link opens: SCREENER, the study's screener (then its consent form, when the study plan's consentFormId names one of the workspace's consent forms); CONSENT, the consent form straight away; WITHDRAWAL, the page where the person withdraws their consent to the study (it never expires, and shows only the study's public name). The signed copy's email carries a WITHDRAWAL link of its own. */
+            purpose: "SCREENER" | "CONSENT" | "WITHDRAWAL";
             /** @description The page the participant opens: PUBLIC_URL/p/<token>. The token (256 random bits) is not kept: only its SHA-256 is, so this is the one time it can be read. */
             url: string;
             /** @description When the link stops opening its page; null: never (withdrawal). */
@@ -4311,6 +4342,8 @@ export interface operations {
                         researchPlanUrl?: string;
                         participationLimit?: number;
                         consentFormId?: string;
+                        /** @description Where the participant's page asks for consent (when consentFormId names a consent form of the workspace): true, before the screener's questions; false (the default), after a qualifying answer (or one left for review). */
+                        consentBeforeScreener?: boolean;
                         /** @description Input: incentiveType and currency are derived and appear only in responses. */
                         incentive?: {
                             incentiveBudgetId?: string;
@@ -4704,6 +4737,8 @@ export interface operations {
                         researchPlanUrl?: string;
                         participationLimit?: number;
                         consentFormId?: string;
+                        /** @description Where the participant's page asks for consent (when consentFormId names a consent form of the workspace): true, before the screener's questions; false (the default), after a qualifying answer (or one left for review). */
+                        consentBeforeScreener?: boolean;
                         /** @description Input: incentiveType and currency are derived and appear only in responses. */
                         incentive?: {
                             incentiveBudgetId?: string;
@@ -14985,7 +15020,7 @@ export interface operations {
                     url: string;
                     description?: string;
                     /** @description Event types to deliver; empty or left out: every type. */
-                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted")[];
+                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn")[];
                     /** @default true */
                     enabled?: boolean;
                 };
@@ -15030,7 +15065,7 @@ export interface operations {
                         /** @description Empty when none was given. */
                         description: string;
                         /** @description The event types delivered; empty: every type, including types added later. */
-                        eventTypes: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted")[];
+                        eventTypes: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn")[];
                         /** @description A disabled endpoint is sent nothing; events meanwhile can be replayed to it. */
                         enabled: boolean;
                         /** @description Why the service disabled the endpoint; null when enabled, or disabled by hand. */
@@ -15508,7 +15543,7 @@ export interface operations {
                     url?: string;
                     description?: string;
                     /** @description Event types to deliver; empty or left out: every type. */
-                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted")[];
+                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn")[];
                     /** @description true also clears disabledReason and resumes pending deliveries. */
                     enabled?: boolean;
                 };
@@ -16457,7 +16492,7 @@ export interface operations {
                      */
                     until?: string;
                     /** @description Only these types; default: the endpoint's subscription. */
-                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted")[];
+                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn")[];
                 };
             };
         };
@@ -18915,7 +18950,10 @@ export interface operations {
                      *           "source": "PAPER",
                      *           "submittedAt": "2026-11-28T09:30:00.000Z",
                      *           "recordedByUserId": "usr_01JD0000000000000000000000",
-                     *           "createdAt": "2026-11-28T10:00:00.000Z"
+                     *           "createdAt": "2026-11-28T10:00:00.000Z",
+                     *           "signedName": null,
+                     *           "choices": null,
+                     *           "withdrawnAt": null
                      *         }
                      *       ],
                      *       "total": 26,
@@ -19085,7 +19123,7 @@ export interface operations {
                      */
                     submittedAt?: string;
                     /**
-                     * @description How the consent was given: API (recorded through the API with no more detail; also a participant updated with `consentFormSubmitted: true`), SIGNUP_FORM (sent with a public signup form; recorded by that route only), PAPER, EMAIL, VERBAL, IMPORT (taken over from another system), OTHER. Default API.
+                     * @description How the consent was given: API (recorded through the API with no more detail; also a participant updated with `consentFormSubmitted: true`), SIGNUP_FORM (sent with a public signup form; recorded by that route only), PAPER, EMAIL, VERBAL, IMPORT (taken over from another system), OTHER, PARTICIPANT_PAGE (signed by the person on the participant's consent page, through their link; recorded by that page only). Default API.
                      * @default API
                      * @enum {string}
                      */
@@ -19418,11 +19456,8 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /**
-                     * @description What the link opens: SCREENER, the study's screener (the participant's answers). The consent and withdrawal pages are not served yet; their links will be made by this operation too.
-                     * @enum {string}
-                     */
-                    purpose: "SCREENER";
+                    /** @description What the link opens: SCREENER, the study's screener (then its consent form, when the study plan's consentFormId names one of the workspace's consent forms); CONSENT, the consent form straight away; WITHDRAWAL, the page where the person withdraws their consent to the study (it never expires, and shows only the study's public name). The signed copy's email carries a WITHDRAWAL link of its own. */
+                    purpose: "SCREENER" | "CONSENT" | "WITHDRAWAL";
                 };
             };
         };
@@ -21602,6 +21637,54 @@ export interface operations {
                         studyId: string | null;
                         /** @description The signup form consented on; null for a study consent. */
                         signupFormId: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx. Anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_consent_withdrawn: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on each retry; deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was made. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "consent.withdrawn";
+                    /**
+                     * Format: date-time
+                     * @description When the change was made.
+                     */
+                    timestamp: string;
+                    /** @description A person withdrew a study consent from the withdrawal link of their signed copy's email (the participant's page). */
+                    data: {
+                        /** @description The consent withdrawn: its `withdrawnAt` is set. */
+                        consentSubmissionId: string;
+                        /** @description The person who withdrew it. */
+                        personId: string;
+                        /** @description The study. */
+                        studyId: string;
+                        /** @description The person's participant of the study; null when they take no part in it any more. */
+                        participantId: string | null;
                     };
                 };
             };
