@@ -243,6 +243,8 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
       case 'ALREADY_SUBMITTED':
         return notice(reply, 200, i18n, 'screener.answered.title', 'screener.answered.body', { from, values: { study, date: new Date(at) } });
       case 'RECORDED':
+        // Over quota, the person learns only that the study is full: not which group, nor why.
+        if (result.outcome === 'OVER_QUOTA') return notice(reply, 200, i18n, 'screener.full.title', 'screener.full.body', { from, values: { study } });
         // The reason for a disqualification is never shown: the person reads a kind, general word.
         return notice(reply, 200, i18n, 'screener.thanks.title', result.outcome === 'DISQUALIFIED' ? 'screener.notSelected.body' : 'screener.thanks.body', { from, values: { study } });
     }
