@@ -388,6 +388,7 @@ export interface DB {
   participant_links: ParticipantLinksTable;
   screener_responses: ScreenerResponsesTable;
   quota_groups: QuotaGroupsTable;
+  screener_starts: ScreenerStartsTable;
 }
 
 export type JobState = 'queued' | 'running' | 'completed' | 'failed';
@@ -851,4 +852,12 @@ export interface ScreenerResponsesTable {
   submitted_at: Timestamp;
   seconds_to_complete: number | null;
   link_id: string | null;
+}
+
+/** A participant's first refused post of their screener's form: the funnel's "started" (src/families/screener-responses/). */
+export interface ScreenerStartsTable {
+  workspace_id: string;
+  participant_id: string;
+  study_id: string;
+  started_at: Timestamp;
 }

@@ -5,7 +5,7 @@ import type { RateLimiter } from '../http/rate-limit.js';
 import * as links from '../families/participant-links/service.js';
 import { tokenAsSpelled } from '../families/messages/unsubscribe.js';
 import { findLinkPageFacts, type LinkPageFacts } from '../families/participant-links/queries.js';
-import { submitScreener } from '../families/screener-responses/service.js';
+import { recordScreenerStarted, submitScreener } from '../families/screener-responses/service.js';
 import type { AnswerError } from '../families/studies/screener-rules.js';
 import { type AnswerableQuestion, findAnswerableScreener } from '../families/studies/service.js';
 import { chooseLocale, type MessageKey, translator, type Translator } from './i18n.js';
@@ -235,6 +235,7 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
     const study = studyNameOf(facts);
     switch (result.kind) {
       case 'INVALID': {
+        await recordScreenerStarted(db, link.workspaceId, link.studyId, link.participantId, at);
         // A multiple choice with one box ticked is one value; the page shows what was posted.
         return showScreener(reply, 400, opened, request.url.split('?')[0]!, result.questions, { answers: posted, errors: result.errors, startedAt });
       }

@@ -212,6 +212,15 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     expect(unwrap(await api.GET('/studies/{studyId}/participants/{participantId}', { params: { path: { studyId: study.studyId, participantId: graceParticipant.participantId } } })).screenerState).toBe('SUBMITTED');
     unwrap(await api.GET('/study-status-events', { params: { query: { studyId: study.studyId } } }));
 
+    // Answers for the team: Grace's response, the study's responses, their CSV, the funnel.
+    const graceAnswers = unwrap(await api.GET('/studies/{studyId}/participants/{participantId}/screener-response', { params: { path: { studyId: study.studyId, participantId: graceParticipant.participantId } } }));
+    expect(graceAnswers.answers.map((answer) => answer.value)).toEqual(['A phone']);
+    expect(unwrap(await api.GET('/studies/{studyId}/screener-responses', studyPath)).total).toBe(1);
+    const exported = await api.GET('/studies/{studyId}/screener-responses/export', { ...studyPath, parseAs: 'text' });
+    expect(exported.response.status).toBe(200);
+    expect(exported.data).toContain('A phone');
+    expect(unwrap(await api.GET('/studies/{studyId}/screener-funnel', studyPath))).toMatchObject({ opened: 1, started: 1, submitted: 1, needsReview: 1 });
+
     // Consent.
     const consent = unwrap(await api.POST('/consent-submissions', { body: { personId: ada.personId, studyId: study.studyId, formVersion: '1.0', source: 'PAPER' } }));
     unwrap(await api.GET('/consent-submissions', { params: { query: { personId: ada.personId } } }));

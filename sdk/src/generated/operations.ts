@@ -69,6 +69,7 @@ export const pagedOperations = {
   "/messages": "get",
   "/consent-submissions": "get",
   "/consent-forms": "get",
+  "/studies/{studyId}/screener-responses": "get",
 } as const;
 
 /**
@@ -169,4 +170,8 @@ export const operationRoles = {
   "get /consent-forms/{consentFormId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
   "post /consent-forms/{consentFormId}/versions": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR"],
   "get /consent-forms/{consentFormId}/versions/{version}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
+  "get /studies/{studyId}/participants/{participantId}/screener-response": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
+  "get /studies/{studyId}/screener-responses": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
+  "get /studies/{studyId}/screener-responses/export": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
+  "get /studies/{studyId}/screener-funnel": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
 } as const satisfies Readonly<Record<string, readonly string[]>>;

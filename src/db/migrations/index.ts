@@ -36,6 +36,7 @@ import * as participantLinks from './20261206100000_participant_links.js';
 import * as consentForms from './20261206200000_consent_forms.js';
 import * as screenerResponses from './20261206300000_screener_responses.js';
 import * as quotaGroups from './20261207000000_quota_groups.js';
+import * as screenerStarts from './20261207100000_screener_starts.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
 export const migrations: Record<string, Migration> = {
@@ -76,4 +77,5 @@ export const migrations: Record<string, Migration> = {
   '20261206200000_consent_forms': consentForms,
   '20261206300000_screener_responses': screenerResponses,
   '20261207000000_quota_groups': quotaGroups,
+  '20261207100000_screener_starts': screenerStarts,
 };

@@ -209,7 +209,7 @@ export async function updateParticipant(context: CallContext, studyId: string, p
   if (body.sendMessage !== undefined && body.status !== 'INVITED' && body.screenerState !== 'SCREENER_SENT') {
     throw badRequest('sendMessage goes with a move that reaches out: status INVITED or screenerState SCREENER_SENT', ['sendMessage']);
   }
-  const template = body.sendMessage === undefined ? undefined : await checkMoveTemplate(context, body.sendMessage.templateId);
+  const template = body.sendMessage === undefined ? undefined : await checkMoveTemplate(context, body.sendMessage.templateId, studyId);
   return inTransaction(context.db, async (db) => {
     const study = await queries.findStudyFacts(db, workspaceId, studyId, { lock: true });
     if (!study) throw notFound('Study', ['studyId']);
