@@ -250,6 +250,11 @@ async function race(instances: TestService[], tenant: Tenant, people: number, ca
   expect(full).toBe(people - cap - 2);
   expect(states.filter((state) => state.state === 'QUALIFIED')).toHaveLength(cap + 2);
   expect(await filledOf(instances[0]!, tenant, world.studyId)).toEqual([['Weekly', cap], ['Anyone', 2]]);
+  // The team's funnel counts the same: over quota by outcome, places by the participants' quotaGroup.
+  const funnel = await call(instances[0]!, 'GET', `/studies/${world.studyId}/screener-funnel`, { token: tenant.token });
+  expect(funnel.statusCode, funnel.body).toBe(200);
+  expect(funnel.json()).toMatchObject({ qualified: cap + 2, overQuota: people - cap - 2 });
+  expect(funnel.json<{ quotaGroups: { name: string; participants: number }[] }>().quotaGroups).toEqual(expect.arrayContaining([{ name: 'Weekly', participants: cap }, { name: 'Anyone', participants: 2 }]));
 }
 
 describe('quota places under concurrency', () => {
