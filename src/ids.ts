@@ -106,4 +106,5 @@ export const idPrefixes = {
   messageTemplate: 'mtp',
   message: 'eml',
   messageEvent: 'eme',
+  quotaGroup: 'qgr',
 } as const;

@@ -389,6 +389,7 @@ export interface DB {
   message_events: MessageEventsTable;
   participant_links: ParticipantLinksTable;
   screener_responses: ScreenerResponsesTable;
+  quota_groups: QuotaGroupsTable;
   screener_starts: ScreenerStartsTable;
 }
 
@@ -830,6 +831,25 @@ export interface ParticipantLinksTable {
   last_used_at: Timestamp | null;
 }
 
+/** A condition of a quota group over one screener answer: the question by its key (stable across revisions), and the choices or the number range that match. */
+export type QuotaAnswerCondition = { questionKey: string; choiceIds: string[] } | { questionKey: string; range: NumberRange };
+
+/** A study's quota group (src/families/quota-groups/): a condition, a cap, and the places filled. */
+export interface QuotaGroupsTable {
+  workspace_id: string;
+  quota_group_id: string;
+  study_id: string;
+  name: string;
+  position: number;
+  cap: number;
+  filled: ColumnType<number, number | undefined, number>;
+  answers: Json<QuotaAnswerCondition[]>;
+  filter: NullableJson<unknown>;
+  uses_personal_data: ColumnType<boolean, boolean | undefined, boolean>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 /** A participant's submission of a screener (src/families/screener-responses/): one per participant. */
 export interface ScreenerResponsesTable {
   workspace_id: string;
@@ -837,7 +857,7 @@ export interface ScreenerResponsesTable {
   study_id: string;
   person_id: string;
   revision: number;
-  outcome: 'QUALIFIED' | 'DISQUALIFIED' | 'NEEDS_REVIEW';
+  outcome: 'QUALIFIED' | 'DISQUALIFIED' | 'NEEDS_REVIEW' | 'OVER_QUOTA';
   decided_by: Json<unknown>;
   suspected_bot: ColumnType<boolean, boolean | undefined, boolean>;
   started_at: Timestamp | null;

@@ -264,6 +264,8 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
       case 'ALREADY_SUBMITTED':
         return notice(reply, 200, i18n, 'screener.answered.title', 'screener.answered.body', { from, values: { study, date: new Date(at) } });
       case 'RECORDED': {
+        // Over quota, the person learns only that the study is full: not which group, nor why.
+        if (result.outcome === 'OVER_QUOTA') return notice(reply, 200, i18n, 'screener.full.title', 'screener.full.body', { from, values: { study } });
         // A qualifying answer (or one left for review) goes on to the consent form, when the study has one to sign.
         const consentNext = result.outcome === 'DISQUALIFIED' ? undefined : await consentPages.afterScreener(opened, request.url.split('?')[0]!);
         if (consentNext) return seeOther(reply, consentNext);

@@ -166,6 +166,8 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     unwrap(await api.DELETE('/studies/{studyId}/screener', studyPath));
     unwrap(await api.PUT('/studies/{studyId}/screener', { ...studyPath, body: { questions: [{ name: 'Which device do you use?', type: 'SHORT_FORM', isRequired: false }] } }));
     unwrap(await api.PATCH('/studies/{studyId}', { ...studyPath, body: { studyPlan: { incentive: { amount: 50 }, language: 'en' } } }));
+    const quotas = unwrap(await api.PUT('/studies/{studyId}/quota-groups', { ...studyPath, body: { quotaGroups: [{ name: 'Everyone', cap: 10 }] } }));
+    expect(unwrap(await api.GET('/studies/{studyId}/quota-groups', studyPath)).quotaGroups).toEqual(quotas.quotaGroups);
     const template = unwrap(await api.POST('/study-templates', { body: { studyId: study.studyId, name: 'Interview template' } }));
     unwrap(await api.GET('/study-templates'));
     unwrap(await api.GET('/study-templates/{studyTemplateId}', { params: { path: { studyTemplateId: template.studyTemplateId } } }));

@@ -144,4 +144,27 @@ describeConsole('participant: the screener page', () => {
     expect(text).not.toMatch(/never|disqualif|rule/i);
     await expectGoodPage(page, 'the thanks of a disqualified person', { viewport: phoneViewport, javaScriptEnabled: false });
   });
+
+  it('tells a qualified person over quota that the study is full, and nothing more, in their language', async () => {
+    const full: Record<string, { title: string; submit: string }> = {
+      en: { title: 'This study is full', submit: 'Send my answers' },
+      ar: { title: 'اكتمل العدد في هذه الدراسة', submit: 'أرسل إجاباتي' },
+    };
+    for (const [language, expected] of Object.entries(full)) {
+      for (const viewport of language === 'en' ? [phoneViewport, { width: 1280, height: 800 }] : [phoneViewport]) {
+        const { path, studyId } = await screenerLink(language);
+        // The only group takes people with no orders: a person qualified by 12 orders meets none.
+        unwrap(await world.api().PUT('/studies/{studyId}/quota-groups', { params: { path: { studyId } }, body: { quotaGroups: [{ name: 'Lapsed shoppers', cap: 5, answers: [{ questionKey: 'orders', range: { max: 0 } }] }] } }));
+        const page = await world.newPage({ viewport, javaScriptEnabled: false });
+        await page.goto(path);
+        await page.locator('input[type=radio][value=weekly]').check();
+        await page.locator('input[inputmode=decimal]').first().fill('12');
+        await page.getByRole('button', { name: expected.submit }).click();
+        await page.getByRole('heading', { level: 1, name: expected.title }).waitFor();
+        const text = await page.locator('main').innerText();
+        expect(text).not.toMatch(/lapsed|quota|orders|rule/i);
+        await expectGoodPage(page, `the page of a person over quota (${language}, ${viewport.width} px)`, { viewport, javaScriptEnabled: false });
+      }
+    }
+  });
 });

@@ -225,6 +225,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/studies/{studyId}/quota-groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a study's quota groups
+         * @description The study's quota groups in their order of evaluation, each with its cap and the places filled. A qualified screener submission joins the first group, in order, whose conditions the person meets (every answer condition, and the filter over their properties) and that has a place: the participant's quotaGroup becomes the group's name. When the study has groups and none the person meets has a place (or they meet none), the submission is OVER_QUOTA: the participant is DISQUALIFIED and the person is told the study is full. Places are exact under concurrency and are never given back (a deleted person's place stays filled). Guide: docs/api/screeners.md#quotas.
+         *
+         *     Requires the right `studies:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         */
+        get: operations["listStudyQuotaGroups"];
+        /**
+         * Replace a study's quota groups
+         * @description Sets every quota group of the study, in order: a group named by `quotaGroupId` is kept (with its places filled) and changed, the others are new, and groups left out are deleted. Answer conditions name questions of the study's current screener by key; the filter is checked as a segment's is, with the caller's rights. A cap may be lowered below the places filled (the group then takes nobody more); a group with places filled keeps its name (409). The whole list is checked before anything changes. A qualified screener submission joins the first group, in order, whose conditions the person meets (every answer condition, and the filter over their properties) and that has a place: the participant's quotaGroup becomes the group's name. When the study has groups and none the person meets has a place (or they meet none), the submission is OVER_QUOTA: the participant is DISQUALIFIED and the person is told the study is full. Places are exact under concurrency and are never given back (a deleted person's place stays filled). Guide: docs/api/screeners.md#quotas.
+         *
+         *     Requires the right `screeners:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         */
+        put: operations["putStudyQuotaGroups"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/properties/import": {
         parameters: {
             query?: never;
@@ -3796,13 +3824,13 @@ export interface components {
             /** @description The screener revision that was answered. */
             revision: number;
             /**
-             * @description What the submission decided: QUALIFIED, DISQUALIFIED, NEEDS_REVIEW (no rule fired and qualifyByDefault is false, or a suspected robot), OVER_QUOTA (qualified, but every matching quota group was full). It stays as decided; the participant's screenerState is the team's to change.
+             * @description What the submission decided: QUALIFIED, DISQUALIFIED, NEEDS_REVIEW (no rule fired and qualifyByDefault is false, or a suspected robot), OVER_QUOTA (qualified, but no quota group the person meets had a place, or they met none). It stays as decided; the participant's screenerState is the team's to change.
              * @enum {string}
              */
             outcome: "QUALIFIED" | "DISQUALIFIED" | "NEEDS_REVIEW" | "OVER_QUOTA";
             /** @description Why: the rule that decided the outcome, with the question (id and key) and the choice id or range index. For the team only: the person is never shown it. */
             decidedBy: {
-                /** @description CHOICE (a choice's rule), RANGE (a number range's rule), DEFAULT (qualifyByDefault), SUSPECTED_BOT (the hidden field was filled), or a kind quotas add. */
+                /** @description CHOICE (a choice's rule), RANGE (a number range's rule), DEFAULT (qualifyByDefault), SUSPECTED_BOT (the hidden field was filled), or OVER_QUOTA (with matchedQuotaGroupIds, the groups met, all full, and qualifiedBy, the rule that qualified). */
                 kind: string;
             } & {
                 [key: string]: unknown;
@@ -3873,6 +3901,83 @@ export interface components {
                 /** @description Participants placed in the group. */
                 participants: number;
             }[];
+        };
+        /**
+         * QuotaAnswerCondition
+         * @description A condition over one screener answer, in the shape of a question's showWhen: exactly one of choiceIds and range. A question the person was not shown, or left unanswered, matches no condition.
+         */
+        QuotaAnswerCondition: {
+            /** @description The key of a question of the study's screener (stable across its revisions). */
+            questionKey: string;
+            /** @description For a SINGLE_SELECT, MULTI_SELECT or YES_NO question: matches an answer with any of these choices. */
+            choiceIds?: string[];
+            /** @description For a NUMBER or SCALE question: matches an answer in the range, bounds included. */
+            range?: {
+                /** @description Inclusive; left out: no lower bound. */
+                min?: number;
+                /** @description Inclusive; left out: no upper bound. */
+                max?: number;
+            };
+        };
+        /**
+         * QuotaGroup
+         * @description A study's quota group (the reference's STUDY_QUOTA_GROUP): who it is for, and how many places it gives.
+         * @example {
+         *       "quotaGroupId": "qgr_01JD0000000000000000000000",
+         *       "studyId": "stu_01JD0000000000000000000000",
+         *       "name": "Weekly shoppers on iOS",
+         *       "position": 0,
+         *       "cap": 7,
+         *       "filled": 3,
+         *       "isFull": false,
+         *       "answers": [
+         *         {
+         *           "questionKey": "frequency",
+         *           "choiceIds": [
+         *             "weekly"
+         *           ]
+         *         }
+         *       ],
+         *       "filter": {
+         *         "filters": [
+         *           {
+         *             "property": {
+         *               "propertyId": "prp_01JD0000000000000000000000"
+         *             },
+         *             "comparison": "IS_ANY_OF",
+         *             "value": [
+         *               "iOS"
+         *             ]
+         *           }
+         *         ]
+         *       },
+         *       "createdAt": "2026-11-22T10:00:00.000Z",
+         *       "updatedAt": "2026-11-22T10:00:00.000Z"
+         *     }
+         */
+        QuotaGroup: {
+            quotaGroupId: string;
+            studyId: string;
+            /** @description Unique within the study, ignoring case. A placed participant's quotaGroup is this name. */
+            name: string;
+            /** @description The group's place in the order of evaluation, from 0: a qualified person joins the first open group they match. */
+            position: number;
+            /** @description The most places the group gives. */
+            cap: number;
+            /** @description Places taken by qualified submissions. Never more than the cap at the time each was taken; it may exceed a cap lowered since. */
+            filled: number;
+            /** @description filled ≥ cap: the group takes nobody more. */
+            isFull: boolean;
+            /** @description Every condition must match (AND); an empty list matches every answer. null for a token that cannot read screeners (the conditions name its questions and choices). */
+            answers: components["schemas"]["QuotaAnswerCondition"][] | null;
+            /** @description The person must match it too, as the people search would at the time of the submission (after mapped answers are written); null: no condition on the person. */
+            filter: {
+                [key: string]: unknown;
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
         };
         /**
          * ErrorBody
@@ -6199,6 +6304,444 @@ export interface operations {
             };
             /** @description Study template not found. */
             404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    listStudyQuotaGroups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                studyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "quotaGroups": [
+                     *         {
+                     *           "quotaGroupId": "qgr_01JD0000000000000000000000",
+                     *           "studyId": "stu_01JD0000000000000000000000",
+                     *           "name": "Weekly shoppers on iOS",
+                     *           "position": 0,
+                     *           "cap": 7,
+                     *           "filled": 3,
+                     *           "isFull": false,
+                     *           "answers": [
+                     *             {
+                     *               "questionKey": "frequency",
+                     *               "choiceIds": [
+                     *                 "weekly"
+                     *               ]
+                     *             }
+                     *           ],
+                     *           "filter": {
+                     *             "filters": [
+                     *               {
+                     *                 "property": {
+                     *                   "propertyId": "prp_01JD0000000000000000000000"
+                     *                 },
+                     *                 "comparison": "IS_ANY_OF",
+                     *                 "value": [
+                     *                   "iOS"
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           },
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description In their order of evaluation. */
+                        quotaGroups: components["schemas"]["QuotaGroup"][];
+                    };
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Study not found (also for another workspace's study). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    putStudyQuotaGroups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                studyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "quotaGroups": [
+                 *         {
+                 *           "name": "Weekly shoppers on iOS",
+                 *           "cap": 7,
+                 *           "answers": [
+                 *             {
+                 *               "questionKey": "frequency",
+                 *               "choiceIds": [
+                 *                 "weekly"
+                 *               ]
+                 *             }
+                 *           ],
+                 *           "filter": {
+                 *             "filters": [
+                 *               {
+                 *                 "property": {
+                 *                   "propertyId": "prp_01JD0000000000000000000000"
+                 *                 },
+                 *                 "comparison": "IS_ANY_OF",
+                 *                 "value": [
+                 *                   "iOS"
+                 *                 ]
+                 *               }
+                 *             ]
+                 *           }
+                 *         },
+                 *         {
+                 *           "name": "Everyone else",
+                 *           "cap": 3
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Every group of the study, in their order of evaluation: groups named by quotaGroupId are kept and changed, others are new, and groups left out are deleted. An empty list removes quotas. */
+                    quotaGroups: {
+                        /** @description An existing group of the study to keep (its places filled stay); left out: a new group. */
+                        quotaGroupId?: string;
+                        /** @description Unique within the study, ignoring case. A group with places filled keeps its name. */
+                        name: string;
+                        /** @description The most places the group gives; may be lowered below filled (the group then takes nobody more). */
+                        cap: number;
+                        /** @description Conditions over screener answers, all of which must match. Default: none. */
+                        answers?: components["schemas"]["QuotaAnswerCondition"][];
+                        /** @description A condition on the person's properties; null or left out: none. */
+                        filter?: components["schemas"]["RootFilter"] | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "quotaGroups": [
+                     *         {
+                     *           "quotaGroupId": "qgr_01JD0000000000000000000000",
+                     *           "studyId": "stu_01JD0000000000000000000000",
+                     *           "name": "Weekly shoppers on iOS",
+                     *           "position": 0,
+                     *           "cap": 7,
+                     *           "filled": 3,
+                     *           "isFull": false,
+                     *           "answers": [
+                     *             {
+                     *               "questionKey": "frequency",
+                     *               "choiceIds": [
+                     *                 "weekly"
+                     *               ]
+                     *             }
+                     *           ],
+                     *           "filter": {
+                     *             "filters": [
+                     *               {
+                     *                 "property": {
+                     *                   "propertyId": "prp_01JD0000000000000000000000"
+                     *                 },
+                     *                 "comparison": "IS_ANY_OF",
+                     *                 "value": [
+                     *                   "iOS"
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           },
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description In their order of evaluation. */
+                        quotaGroups: components["schemas"]["QuotaGroup"][];
+                    };
+                };
+            };
+            /** @description Invalid input; `path` names the offending field, e.g. ["quotaGroups","1","answers","0","questionKey"]. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Study not found (also for another workspace's study), a quotaGroupId that is not a group of the study, or a population or study named in a filter; `path` names it. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A group with places filled was renamed; `path` names its name. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
                 headers: {
                     /** @description Requests allowed per window for this token. */
                     "X-RateLimit-Limit"?: number;

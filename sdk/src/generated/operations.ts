@@ -92,6 +92,8 @@ export const operationRoles = {
   "get /study-templates": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
   "post /study-templates": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER"],
   "get /study-templates/{studyTemplateId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
+  "get /studies/{studyId}/quota-groups": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
+  "put /studies/{studyId}/quota-groups": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR"],
   "post /properties/import": ["SUPER_ADMIN", "OPS_MANAGER", "DEVELOPER"],
   "get /properties": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
   "delete /properties/{propertyId}": ["SUPER_ADMIN", "OPS_MANAGER", "DEVELOPER"],

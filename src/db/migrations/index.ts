@@ -35,6 +35,7 @@ import * as screenerDefinition from './20261206000000_screener_definition.js';
 import * as participantLinks from './20261206100000_participant_links.js';
 import * as consentForms from './20261206200000_consent_forms.js';
 import * as screenerResponses from './20261206300000_screener_responses.js';
+import * as quotaGroups from './20261207000000_quota_groups.js';
 import * as screenerStarts from './20261207100000_screener_starts.js';
 import * as consentSignedOnPage from './20261207200000_consent_signed_on_page.js';
 
@@ -76,6 +77,7 @@ export const migrations: Record<string, Migration> = {
   '20261206100000_participant_links': participantLinks,
   '20261206200000_consent_forms': consentForms,
   '20261206300000_screener_responses': screenerResponses,
+  '20261207000000_quota_groups': quotaGroups,
   '20261207100000_screener_starts': screenerStarts,
   '20261207200000_consent_signed_on_page': consentSignedOnPage,
 };

@@ -371,6 +371,18 @@ function completionOf(participant: ParticipantRow, body: UpdateParticipantBody, 
  * `undefined`, changing nothing, when the participant is gone or has already submitted: one
  * submission per participant.
  */
+/**
+ * Locks a participant who may still submit their screener (the lock recordScreenerSubmission
+ * takes, taken first so that what the submission does next, a quota place, waits behind it):
+ * their person's id, or undefined when they already submitted or are gone.
+ */
+export async function lockParticipantToSubmit(transaction: Kysely<DB>, workspaceId: string, studyId: string, participantId: string): Promise<{ personId: string } | undefined> {
+  if (!transaction.isTransaction) throw new Error('A screener submission is recorded in one transaction: pass a transaction');
+  const participant = await queries.lockParticipant(transaction, workspaceId, studyId, participantId);
+  if (!participant || participant.screener_submitted_at !== null || ['SUBMITTED', 'QUALIFIED', 'DISQUALIFIED'].includes(participant.screener_state)) return undefined;
+  return { personId: participant.person_id };
+}
+
 export async function recordScreenerSubmission(
   transaction: Kysely<DB>,
   workspaceId: string,
@@ -378,6 +390,8 @@ export async function recordScreenerSubmission(
   participantId: string,
   outcome: 'QUALIFIED' | 'DISQUALIFIED' | 'NEEDS_REVIEW',
   at: string,
+  /** The quota group the submission took a place in: the participant's quotaGroup becomes its name. */
+  quotaGroup?: string,
 ): Promise<{ personId: string; screenerState: string } | undefined> {
   if (!transaction.isTransaction) throw new Error('A screener submission is recorded in the transaction of its answers: pass a transaction');
   const participant = await queries.lockParticipant(transaction, workspaceId, studyId, participantId);
@@ -385,7 +399,12 @@ export async function recordScreenerSubmission(
   const moves: { from: string; to: 'SUBMITTED' | 'QUALIFIED' | 'DISQUALIFIED' }[] = [{ from: participant.screener_state, to: 'SUBMITTED' }];
   if (outcome !== 'NEEDS_REVIEW') moves.push({ from: 'SUBMITTED', to: outcome });
   const final = moves[moves.length - 1]!.to;
-  await queries.updateParticipant(transaction, workspaceId, participantId, { screener_state: final, screener_submitted_at: at, updated_at: at });
+  await queries.updateParticipant(transaction, workspaceId, participantId, {
+    screener_state: final,
+    screener_submitted_at: at,
+    updated_at: at,
+    ...(quotaGroup !== undefined ? { quota_group: quotaGroup } : {}),
+  });
   await queries.insertStatusEvents(
     transaction,
     moves.map((move) => ({

@@ -87,6 +87,9 @@ describe('a token without the personal-data right', () => {
     const submission = await submit(service, form.signupFormId, { email: values.email, referralCode: 'WALK' });
     const messages = await call(service, 'GET', '/messages', { token: tenant.token, query: { status: 'FAILED' } });
     const segment = await call(service, 'POST', '/segments', { token: tenant.token, body: { name: 'Everyone', filter: { filters: [] } } });
+    // A quota group whose filter compares the person's secret: GET /studies/{studyId}/quota-groups masks it.
+    const quotas = await call(service, 'PUT', `/studies/${studyId}/quota-groups`, { token: tenant.token, body: { quotaGroups: [{ name: 'Secret keepers', cap: 3, filter: { filters: [{ property: { propertyId: Secret }, comparison: 'EQUALS', value: values.secret }] } }] } });
+    expect(quotas.statusCode, quotas.body).toBe(200);
 
     const ids: Record<string, string | undefined> = {
       studyId,

@@ -62,11 +62,11 @@ export const ScreenerResponse = Type.Object(
     personId: Type.String(),
     revision: Type.Integer({ description: 'The screener revision that was answered.' }),
     outcome: Outcome(
-      'What the submission decided: QUALIFIED, DISQUALIFIED, NEEDS_REVIEW (no rule fired and qualifyByDefault is false, or a suspected robot), OVER_QUOTA (qualified, but every matching quota group was full). ' +
+      'What the submission decided: QUALIFIED, DISQUALIFIED, NEEDS_REVIEW (no rule fired and qualifyByDefault is false, or a suspected robot), OVER_QUOTA (qualified, but no quota group the person meets had a place, or they met none). ' +
         "It stays as decided; the participant's screenerState is the team's to change.",
     ),
     decidedBy: Type.Object(
-      { kind: Type.String({ description: 'CHOICE (a choice\'s rule), RANGE (a number range\'s rule), DEFAULT (qualifyByDefault), SUSPECTED_BOT (the hidden field was filled), or a kind quotas add.' }) },
+      { kind: Type.String({ description: 'CHOICE (a choice\'s rule), RANGE (a number range\'s rule), DEFAULT (qualifyByDefault), SUSPECTED_BOT (the hidden field was filled), or OVER_QUOTA (with matchedQuotaGroupIds, the groups met, all full, and qualifiedBy, the rule that qualified).' }) },
       {
         additionalProperties: true,
         description: 'Why: the rule that decided the outcome, with the question (id and key) and the choice id or range index. For the team only: the person is never shown it.',

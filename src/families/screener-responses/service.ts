@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
-import { recordScreenerSubmission } from '../participants/service.js';
+import { lockParticipantToSubmit, recordScreenerSubmission } from '../participants/service.js';
+import { placeInQuotaGroup } from '../quota-groups/service.js';
 import { writeAnsweredValues } from '../people/writer.js';
 import { type AnswerError, type AnswerValue, evaluateScreener, type ScreenerOutcome } from '../studies/screener-rules.js';
 import { type AnswerableQuestion, findAnswerableScreener } from '../studies/service.js';
@@ -28,8 +29,11 @@ export interface ScreenerSubmission {
   at: string;
 }
 
+/** What a submission records: the rules' outcome, or OVER_QUOTA when they qualified the person and no quota group they meet had a place. */
+export type SubmissionOutcome = ScreenerOutcome | 'OVER_QUOTA';
+
 export type SubmissionResult =
-  | { kind: 'RECORDED'; outcome: ScreenerOutcome }
+  | { kind: 'RECORDED'; outcome: SubmissionOutcome; quotaGroup?: string }
   | { kind: 'INVALID'; errors: AnswerError[]; questions: AnswerableQuestion[] }
   | { kind: 'ALREADY_SUBMITTED' }
   | { kind: 'NO_SCREENER' };
@@ -49,7 +53,10 @@ function propertyValueOf(question: AnswerableQuestion, answer: AnswerValue): unk
  * definition (nothing is written when one is refused), then the participant's screenerState moves
  * (SUBMITTED, then QUALIFIED or DISQUALIFIED as the rules decide; a suspected robot stays for
  * review), the answers and the submission are kept, and the answers to mapped questions are
- * written to the person's properties through the people family's writer. A second submission, or
+ * written to the person's properties through the people family's writer. A qualified person
+ * takes a place in the study's first open quota group they meet (their quotaGroup its name); when
+ * the study has groups and none they meet has a place, the submission is OVER_QUOTA and the
+ * participant DISQUALIFIED. A second submission, or
  * one racing the first, changes nothing and answers ALREADY_SUBMITTED.
  */
 export async function submitScreener(db: Kysely<DB>, submission: ScreenerSubmission): Promise<SubmissionResult> {
@@ -59,9 +66,37 @@ export async function submitScreener(db: Kysely<DB>, submission: ScreenerSubmiss
     if (!screener || screener.questions.length === 0) return { kind: 'NO_SCREENER' };
     const evaluation = evaluateScreener(screener, submission.answers);
     if (evaluation.errors.length > 0 || !evaluation.result) return { kind: 'INVALID', errors: evaluation.errors, questions: screener.questions };
-    const outcome: ScreenerOutcome = submission.suspectedBot ? 'NEEDS_REVIEW' : evaluation.result.outcome;
-    const recorded = await recordScreenerSubmission(transaction, workspaceId, studyId, participantId, outcome, at);
-    if (!recorded) return { kind: 'ALREADY_SUBMITTED' };
+    const ruled: ScreenerOutcome = submission.suspectedBot ? 'NEEDS_REVIEW' : evaluation.result.outcome;
+    // The participant's lock first, then (through the people writer and the quota) the rest: every
+    // submission takes its locks in this order, so none waits on another in a circle.
+    const open = await lockParticipantToSubmit(transaction, workspaceId, studyId, participantId);
+    if (!open) return { kind: 'ALREADY_SUBMITTED' };
+    // Mapped answers are written before the quota is chosen, so a group's filter over the person's properties reads them.
+    const mapped: Record<string, unknown> = {};
+    for (const question of screener.questions) {
+      const answer = evaluation.accepted.get(question.id);
+      if (question.mappedToPropertyId !== null && answer !== undefined) mapped[question.mappedToPropertyId] = propertyValueOf(question, answer);
+    }
+    await writeAnsweredValues(transaction, workspaceId, open.personId, mapped, at);
+
+    let outcome: SubmissionOutcome = ruled;
+    let decidedBy: unknown = submission.suspectedBot ? { kind: 'SUSPECTED_BOT' } : evaluation.result.decidedBy;
+    let quotaGroup: string | undefined;
+    if (ruled === 'QUALIFIED') {
+      const answersByKey = new Map(screener.questions.flatMap((question) => {
+        const answer = evaluation.accepted.get(question.id);
+        return answer === undefined ? [] : [[question.key, answer] as const];
+      }));
+      const placement = await placeInQuotaGroup(transaction, { workspaceId, studyId, personId: open.personId, answersByKey, at });
+      if (placement.kind === 'PLACED') quotaGroup = placement.name;
+      if (placement.kind === 'OVER_QUOTA') {
+        outcome = 'OVER_QUOTA';
+        decidedBy = { kind: 'OVER_QUOTA', matchedQuotaGroupIds: placement.matchedQuotaGroupIds, qualifiedBy: evaluation.result.decidedBy };
+      }
+    }
+    // Over quota, the participant is DISQUALIFIED: the study has no place for them (the response says why).
+    const recorded = await recordScreenerSubmission(transaction, workspaceId, studyId, participantId, outcome === 'OVER_QUOTA' ? 'DISQUALIFIED' : outcome, at, quotaGroup);
+    if (!recorded) throw new Error('The participant locked to submit could not record the submission');
     await queries.insertResponse(transaction, {
       workspace_id: workspaceId,
       participant_id: participantId,
@@ -69,7 +104,7 @@ export async function submitScreener(db: Kysely<DB>, submission: ScreenerSubmiss
       person_id: recorded.personId,
       revision: screener.revision,
       outcome,
-      decided_by: JSON.stringify(submission.suspectedBot ? { kind: 'SUSPECTED_BOT' } : evaluation.result.decidedBy),
+      decided_by: JSON.stringify(decidedBy),
       suspected_bot: submission.suspectedBot,
       started_at: submission.startedAt,
       submitted_at: at,
@@ -77,13 +112,7 @@ export async function submitScreener(db: Kysely<DB>, submission: ScreenerSubmiss
       link_id: submission.linkId,
     });
     await queries.insertAnswers(transaction, workspaceId, participantId, evaluation.accepted, at);
-    const mapped: Record<string, unknown> = {};
-    for (const question of screener.questions) {
-      const answer = evaluation.accepted.get(question.id);
-      if (question.mappedToPropertyId !== null && answer !== undefined) mapped[question.mappedToPropertyId] = propertyValueOf(question, answer);
-    }
-    await writeAnsweredValues(transaction, workspaceId, recorded.personId, mapped, at);
-    return { kind: 'RECORDED', outcome };
+    return { kind: 'RECORDED', outcome, ...(quotaGroup !== undefined ? { quotaGroup } : {}) };
   });
 }
 export { eraseResponsesOfPeople, recordScreenerStarted } from './queries.js';

@@ -45,7 +45,7 @@ async function present(context: CallContext, rows: readonly queries.SegmentRow[]
   });
 }
 
-function maskPersonalValues(filter: RootFilter, customProperties: ReadonlyMap<string, PropertyDefinition>): RootFilter {
+export function maskPersonalValues(filter: RootFilter, customProperties: ReadonlyMap<string, PropertyDefinition>): RootFilter {
   const personal = (item: Filter) => {
     const ref = item.property;
     const definition = 'propertyId' in ref ? customProperties.get(ref.propertyId) : computableName(catalogue, ref.propertyGroup, ref.propertyName);

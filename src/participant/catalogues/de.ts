@@ -80,5 +80,6 @@ export const de: Catalogue = {
   'screener.thanks.title': 'Vielen Dank',
   'screener.thanks.body': 'Ihre Antworten zu {study} wurden gesendet. Das Team meldet sich, wenn es einen Platz für Sie gibt.',
   'screener.notSelected.body': 'Vielen Dank für Ihre Antworten. Diese Studie passt diesmal nicht; vielleicht melden wir uns zu anderen Studien.',
+  'screener.full.title': 'Diese Studie ist voll',
   'screener.full.body': 'Vielen Dank für Ihre Antworten. Diese Studie hat bereits alle Teilnehmenden, die sie braucht; vielleicht melden wir uns zu anderen Studien.',
 };

@@ -83,6 +83,7 @@ export const en = {
   'screener.thanks.title': 'Thank you',
   'screener.thanks.body': 'Your answers for {study} have been sent. The team will be in touch if there is a place for you.',
   'screener.notSelected.body': 'Thank you for your answers. This study is not the right fit this time; we may contact you about other studies.',
+  'screener.full.title': 'This study is full',
   'screener.full.body': 'Thank you for your answers. This study already has all the participants it needs; we may contact you about other studies.',
 } as const;
 

@@ -80,5 +80,6 @@ export const es: Catalogue = {
   'screener.thanks.title': 'Gracias',
   'screener.thanks.body': 'Se han enviado sus respuestas para {study}. El equipo se pondrá en contacto si hay una plaza para usted.',
   'screener.notSelected.body': 'Gracias por sus respuestas. Esta vez el estudio no es adecuado para usted; quizá le contactemos para otros estudios.',
+  'screener.full.title': 'Este estudio está completo',
   'screener.full.body': 'Gracias por sus respuestas. Este estudio ya tiene todos los participantes que necesita; quizá le contactemos para otros estudios.',
 };

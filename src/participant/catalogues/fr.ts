@@ -80,5 +80,6 @@ export const fr: Catalogue = {
   'screener.thanks.title': 'Merci',
   'screener.thanks.body': 'Vos réponses pour {study} ont été envoyées. L’équipe vous contactera s’il y a une place pour vous.',
   'screener.notSelected.body': 'Merci pour vos réponses. Cette étude ne vous correspond pas cette fois-ci ; nous pourrons vous contacter pour d’autres études.',
+  'screener.full.title': 'Cette étude est complète',
   'screener.full.body': 'Merci pour vos réponses. Cette étude a déjà tous les participants dont elle a besoin ; nous pourrons vous contacter pour d’autres études.',
 };
