@@ -37,6 +37,7 @@ export const idempotencyKeyPaths: ReadonlySet<string> = new Set([
   "/studies/{studyId}/participants/{participantId}/links",
   "/consent-forms",
   "/consent-forms/{consentFormId}/versions",
+  "/branding-configs",
 ]);
 
 /** Operations (`method path`) whose request body is not JSON, with the media type they take: the client sends such a body as it is. */
@@ -69,6 +70,7 @@ export const pagedOperations = {
   "/messages": "get",
   "/consent-submissions": "get",
   "/consent-forms": "get",
+  "/branding-configs": "get",
 } as const;
 
 /**
@@ -167,4 +169,9 @@ export const operationRoles = {
   "get /consent-forms/{consentFormId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
   "post /consent-forms/{consentFormId}/versions": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR"],
   "get /consent-forms/{consentFormId}/versions/{version}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
+  "get /branding-configs": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
+  "post /branding-configs": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR"],
+  "get /branding-configs/{brandingConfigId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
+  "delete /branding-configs/{brandingConfigId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR"],
+  "patch /branding-configs/{brandingConfigId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR"],
 } as const satisfies Readonly<Record<string, readonly string[]>>;
