@@ -44,6 +44,11 @@ const benches: Record<string, { summary: string; load: () => Promise<{ run(optio
     summary: "another workspace's GET /v1/me p50/p99 alone and while one token runs template previews in loops, 16 concurrent 1000-row searches, a big CSV upload, and OpenAPI document loops, from the compiled server on the embedded store (and PostgreSQL with DATABASE_URL); aim p99 within 2x (flags: --seconds=N)",
     load: () => import('./fairness.js'),
   },
+  screener: {
+    summary:
+      "the participant's pages under load from the compiled server on PostgreSQL: N invited people (default 2,000) at concurrency 64 open the screener, answer it, and sign the consent form; p50/p99 of each step against a static file of the page's size from the same server, errors, quota places counted exact, server peak RSS (flags: --people=N, --concurrency=N)",
+    load: () => import('./screener.js'),
+  },
   import: {
     summary: 'POST /imports of 1,000,000 generated people (5 custom properties) to the compiled server on PostgreSQL against COPY of the same file (flags: --rows=N, --heap-cap=MiB, --profile; env BENCH_NODE_FLAGS for the server)',
     load: () => import('./import.js'),

@@ -63,6 +63,8 @@ import { participantLinkSchemas } from './families/participant-links/schemas.js'
 import { SecretBox } from './families/webhooks/secrets.js';
 import { participantFormKeyPurpose, participantPages } from './participant/routes.js';
 import { consentFormSchemas } from './families/consent-forms/schemas.js';
+import { screenerResponseSchemas } from './families/screener-responses/schemas.js';
+import { screenerResponsesRoutes } from './families/screener-responses/routes.js';
 import { consentFormsRoutes } from './families/consent-forms/routes.js';
 import { brandingSchemas } from './families/branding/schemas.js';
 import { brandingRoutes } from './families/branding/routes.js';
@@ -70,6 +72,7 @@ import { Webhooks } from './families/webhooks/runtime.js';
 import { webhookDocumentation, webhookSchemas } from './families/webhooks/schemas.js';
 import type { Resolver } from './families/webhooks/targets.js';
 import { registerFamilyJobs } from './families/jobs.js';
+import { consentCopyHandler } from './families/consent/copy-job.js';
 import { registerHousekeepingJobs } from './jobs/registry.js';
 import { JobRunner } from './jobs/runner.js';
 import { keepPlannerStatistics, type PlannerStatisticsKeeper } from './db/planner-statistics.js';
@@ -220,7 +223,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas]) app.addSchema(schema);
   for (const schema of brandingSchemas) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter, operatorToken: config.testHelpers ? config.testHelpersToken : undefined });
@@ -261,6 +264,8 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   mail.dispatcher?.onRecorded((report) => metrics.countMailAttempts({ sent: report.sent, retrying: report.retrying, failed: report.failed, not_sent: report.notSent }));
   registerHousekeepingJobs(jobs, deps);
   registerFamilyJobs(jobs, deps);
+  // A signed consent's copy goes through the instance's SMTP mailer (the consent family's job).
+  jobs.register(consentCopyHandler({ db: deps.db, clock: deps.clock, mailer: mail.mailer, publicUrl: config.publicUrl }));
 
   await app.register(
     async (v1) => {
@@ -287,6 +292,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       await v1.register(consentRoutes, { deps });
       await v1.register(participantLinksRoutes, { deps });
       await v1.register(consentFormsRoutes, { deps });
+      await v1.register(screenerResponsesRoutes, { deps });
       await v1.register(brandingRoutes, { deps });
     },
     { prefix: apiPrefix },

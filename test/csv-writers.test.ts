@@ -6,10 +6,12 @@ import { describe, expect, it } from 'vitest';
 /**
  * Issue 32, item 7 (CSV injection): a value starting with `=`, `+`, `-`, `@`, tab or CR opens as a
  * formula in a spreadsheet, so whatever CSV the service hands to a person to open must prefix
- * such a value with a single quote (OWASP). Today the service writes no such CSV: there is no
- * export and no CSV download; import errors are JSON. The one CSV writer, the console's
- * writeCsv (console/src/csv.ts), rebuilds the person's own file as the body of POST /imports,
- * which the server reads verbatim: a quote added there would become part of each stored value.
+ * such a value with a single quote (OWASP). The one export, a study's screener responses
+ * (GET /studies/{studyId}/screener-responses/export), writes every cell through
+ * src/families/screener-responses/csv.ts, which does (its test puts formulas through it); import
+ * errors are JSON. The console's writeCsv (console/src/csv.ts) rebuilds the person's own file as
+ * the body of POST /imports, which the server reads verbatim: a quote added there would become
+ * part of each stored value.
  *
  * This test is the tripwire: it lists every place that writes CSV or serves it, and fails when a
  * new one appears, so an export added later is written with the neutralising rule and listed here.
@@ -36,6 +38,9 @@ const known: Record<string, string> = {
   // The definition, and its one use: the body of POST /imports, read verbatim by the server.
   'console/src/csv.ts: the console\'s CSV writer': 'defines writeCsv',
   'console/src/pages/Imports.tsx: the console\'s CSV writer': 'the person\'s own file, sent to POST /imports',
+  // The screener responses' export: every cell written by csvText/csvNumber (screener-responses/csv.ts), which neutralise formulas.
+  'src/families/screener-responses/routes.ts: a text/csv answer': 'cells through screener-responses/csv.ts',
+  'src/families/screener-responses/routes.ts: a CSV download': 'cells through screener-responses/csv.ts',
 };
 
 describe('CSV writers', () => {

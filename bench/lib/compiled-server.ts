@@ -51,10 +51,10 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
  * no Redis, a rate limit no load reaches, no test helpers, plus the bench's settings), with a
  * workspace made by the CLI on the same database. Stop `child` with stopProcess.
  */
-export async function startBenchService(env: NodeJS.ProcessEnv, workspaceName: string): Promise<{ child: ChildProcess; port: number; token: string; workspaceId: string }> {
+export async function startBenchService(env: NodeJS.ProcessEnv, workspaceName: string, extraNodeFlags: string[] = []): Promise<{ child: ChildProcess; port: number; token: string; workspaceId: string }> {
   const serverEnv: NodeJS.ProcessEnv = { DATA_DIR: '', REDIS_URL: '', RATE_LIMIT_MAX: '100000000', TEST_HELPERS: '', ...env };
   const port = await freePort();
-  const { child } = await startReadyProcess(serverEnv, port);
+  const { child } = await startReadyProcess(serverEnv, port, [...serverNodeFlags(), ...extraNodeFlags, 'dist/server.js']);
   try {
     const email = `${workspaceName.toLowerCase().replaceAll(/\W+/g, '-')}@example.org`;
     const created = execFileSync(process.execPath, ['dist/cli.js', 'workspace', 'create', '--name', workspaceName, '--email', email], {

@@ -81,6 +81,8 @@ export interface StoredStudyPlan {
   researchPlanUrl?: string;
   participationLimit?: number;
   consentFormId?: string;
+  /** The participant's page asks for consent before the screener's questions (default: after a qualifying answer). */
+  consentBeforeScreener?: boolean;
   incentive?: {
     incentiveBudgetId?: string;
     amount?: number;
@@ -387,6 +389,7 @@ export interface DB {
   message_events: MessageEventsTable;
   participant_links: ParticipantLinksTable;
   screener_responses: ScreenerResponsesTable;
+  screener_starts: ScreenerStartsTable;
   branding_configs: BrandingConfigsTable;
 }
 
@@ -528,7 +531,7 @@ export interface ParticipantStatusEventsTable {
 export type ParticipantRow = Selectable<ParticipantsTable>;
 
 /** How a consent was given (the consent family's sources; SIGNUP_FORM only through the public signup route). */
-export type ConsentSource = 'API' | 'SIGNUP_FORM' | 'PAPER' | 'EMAIL' | 'VERBAL' | 'IMPORT' | 'OTHER';
+export type ConsentSource = 'API' | 'SIGNUP_FORM' | 'PAPER' | 'EMAIL' | 'VERBAL' | 'IMPORT' | 'OTHER' | 'PARTICIPANT_PAGE';
 
 /**
  * A person's consent, for a study's consent form (study_id) or on a signup form (signup_form_id):
@@ -584,6 +587,16 @@ export interface ConsentSubmissionsTable {
   submitted_at: Timestamp;
   /** When it was recorded. */
   created_at: Timestamp;
+  /** The full name the person typed on the participant's page (personal data); null for other sources. */
+  signed_name: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Each optional choice of the version by id (true: agreed), for a consent signed on the page. */
+  choices: ColumnType<Record<string, boolean> | null, string | null | undefined, string | null>;
+  /** The participant link the page was opened with. */
+  link_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When the signed copy (a PDF by email) was handed to SMTP. */
+  copy_sent_at: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When the person withdrew it. */
+  withdrawn_at: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A saved people filter; members are whoever matches it at search time. */
@@ -832,6 +845,14 @@ export interface ScreenerResponsesTable {
   submitted_at: Timestamp;
   seconds_to_complete: number | null;
   link_id: string | null;
+}
+
+/** A participant's first refused post of their screener's form: the funnel's "started" (src/families/screener-responses/). */
+export interface ScreenerStartsTable {
+  workspace_id: string;
+  participant_id: string;
+  study_id: string;
+  started_at: Timestamp;
 }
 
 /** A branding config of the participant pages (src/families/branding/), with its logo's bytes. */

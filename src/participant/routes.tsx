@@ -3,15 +3,15 @@ import type { VNode } from 'preact';
 import type { ServiceDeps } from '../context.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import * as links from '../families/participant-links/service.js';
-import { tokenAsSpelled } from '../families/messages/unsubscribe.js';
 import { findLinkPageFacts, type LinkPageFacts } from '../families/participant-links/queries.js';
-import { submitScreener } from '../families/screener-responses/service.js';
+import { recordScreenerStarted, submitScreener } from '../families/screener-responses/service.js';
 import type { AnswerError } from '../families/studies/screener-rules.js';
 import { type AnswerableQuestion, findAnswerableScreener } from '../families/studies/service.js';
 import { chooseLocale, type MessageKey, translator, type Translator } from './i18n.js';
 import { documentOf, NoticePage } from './layout.js';
 import { type PostedAnswers, type QuestionView, ScreenerPage } from './screener-page.js';
-import { formToken, formTokenIsValid, isCrossSitePost, setPageHeaders } from './security.js';
+import { registerConsentPages } from './consent-routes.js';
+import { formToken, formTokenIsValid, isCrossSitePost, linkTokenAsSpelled, setPageHeaders } from './security.js';
 import { participantStylesheet, participantStylesheetPath } from './styles.js';
 import { brandingAssets, brandingForPage, brandOf, rememberBrand } from './branding.js';
 
@@ -123,7 +123,7 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
     const browserLocale = translator(chooseLocale(undefined, request.headers['accept-language']));
     if (await refuseIfSpent(perAddress, `address:${request.ip}`, reply, browserLocale)) return undefined;
     // A link is accepted in the one spelling the service wrote: a percent-encoded one is another spelling.
-    const token = tokenAsSpelled(request.raw.url, request.params.token) ?? '';
+    const token = linkTokenAsSpelled(request.raw.url, request.params.token) ?? '';
     const resolved = await links.resolveLink(deps.db, token, deps.clock.now().toISOString());
     if ('refused' in resolved) {
       if (resolved.refused === 'expired') notice(reply, 410, browserLocale, 'link.expired.title', 'link.expired.body');
@@ -144,6 +144,13 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
     const brand = await brandingForPage(db, link.workspaceId, facts.studyPlan.brandingConfigId);
     rememberBrand(reply, brand);
     return { link, facts: brand ? { ...facts, workspaceName: brand.displayName } : facts, i18n, db };
+  };
+
+  // Consent and withdrawal (consent-routes.tsx): the consent step, a CONSENT or WITHDRAWAL link's page.
+  const consentPages = registerConsentPages(app, { deps, formKey, open, sendPage, notice });
+  const seeOther = (reply: FastifyReply, to: string) => {
+    setPageHeaders(reply, { cacheable: false });
+    return reply.redirect(to, 303);
   };
 
   const studyNameOf = (facts: LinkPageFacts) => facts.studyPlan.externalName ?? facts.studyPlan.name ?? '';
@@ -194,8 +201,19 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
     const opened = await open(request, reply);
     if (!opened) return reply;
     const { link, facts, i18n, db } = opened;
+    const path = request.url.split('?')[0]!;
+    if (link.purpose !== 'SCREENER') return consentPages.pageOfLink(reply, opened, path);
+    // The consent step, when the study asks for it before the questions, or after an answer that did not disqualify.
+    const consentFirst = await consentPages.beforeScreener(opened, path);
+    if (consentFirst) return seeOther(reply, consentFirst);
+    if (['SUBMITTED', 'QUALIFIED'].includes(facts.screenerState)) {
+      const consentNext = await consentPages.afterScreener(opened, path);
+      if (consentNext) return seeOther(reply, consentNext);
+    }
     if (screenerUnavailable(reply, facts, i18n)) return reply;
     const screener = await findAnswerableScreener(db, link.workspaceId, link.studyId);
+    const consentOnly = !screener || screener.questions.length === 0 ? await consentPages.afterScreener(opened, path) : undefined;
+    if (consentOnly) return seeOther(reply, consentOnly);
     if (!screener || screener.questions.length === 0) return notice(reply, 200, i18n, 'screener.none.title', 'screener.none.body', { from: facts.workspaceName, values: { study: studyNameOf(facts) } });
     return showScreener(reply, 200, opened, request.url.split('?')[0]!, screener.questions);
   });
@@ -215,6 +233,8 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
     const opened = await open(request, reply);
     if (!opened) return reply;
     const { link, facts, i18n, db } = opened;
+    // Only a screener link's page posts its answers here.
+    if (link.purpose !== 'SCREENER') return notice(reply, 404, browserLocale, 'link.unknown.title', 'link.unknown.body');
     const startedAt = posted.startedAt?.[0] ?? '';
     if (!/^\d{1,15}$/.test(startedAt) || !formTokenIsValid(formKey, link.linkId, `screener\u0000${startedAt}`, posted.formToken?.[0])) {
       return notice(reply, 403, i18n, 'form.expired.title', 'form.expired.body', { from: facts.workspaceName });
@@ -240,6 +260,7 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
     const study = studyNameOf(facts);
     switch (result.kind) {
       case 'INVALID': {
+        await recordScreenerStarted(db, link.workspaceId, link.studyId, link.participantId, at);
         // A multiple choice with one box ticked is one value; the page shows what was posted.
         return showScreener(reply, 400, opened, request.url.split('?')[0]!, result.questions, { answers: posted, errors: result.errors, startedAt });
       }
@@ -247,9 +268,13 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
         return notice(reply, 200, i18n, 'screener.none.title', 'screener.none.body', { from, values: { study } });
       case 'ALREADY_SUBMITTED':
         return notice(reply, 200, i18n, 'screener.answered.title', 'screener.answered.body', { from, values: { study, date: new Date(at) } });
-      case 'RECORDED':
+      case 'RECORDED': {
+        // A qualifying answer (or one left for review) goes on to the consent form, when the study has one to sign.
+        const consentNext = result.outcome === 'DISQUALIFIED' ? undefined : await consentPages.afterScreener(opened, request.url.split('?')[0]!);
+        if (consentNext) return seeOther(reply, consentNext);
         // The reason for a disqualification is never shown: the person reads a kind, general word.
         return notice(reply, 200, i18n, 'screener.thanks.title', result.outcome === 'DISQUALIFIED' ? 'screener.notSelected.body' : 'screener.thanks.body', { from, values: { study } });
+      }
     }
   });
 };

@@ -56,3 +56,13 @@ export function isCrossSitePost(request: FastifyRequest, publicOrigin: string | 
   const expected = publicOrigin ?? `${request.protocol}://${request.host}`;
   return origin !== new URL(expected).origin;
 }
+
+/**
+ * The link's token exactly as the request's path spells it (`/p/<token>` or `/p/<token>/<step>`),
+ * or undefined when the router's decoded parameter differs from it: a percent-encoded spelling
+ * of the link is another spelling, and a link is accepted in the one spelling the service wrote.
+ */
+export function linkTokenAsSpelled(rawUrl: string | undefined, decoded: string): string | undefined {
+  const spelled = (rawUrl ?? '').split('?')[0]!.split('/')[2];
+  return spelled === decoded ? decoded : undefined;
+}

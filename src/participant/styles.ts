@@ -44,6 +44,10 @@ button.primary { font: inherit; font-weight: 700; padding: 0.6rem 1.2rem; min-he
 .error-summary a { color: #b3261e; font-weight: 700; }
 .visually-hidden { position: absolute !important; width: 1px !important; height: 1px !important; margin: 0 !important; padding: 0 !important; overflow: hidden !important; clip: rect(0 0 0 0) !important; clip-path: inset(50%) !important; border: 0 !important; white-space: nowrap !important; }
 .honeypot { display: none !important; }
+.consent-text { border: 1px solid #6f777b; padding: 0 1rem; margin: 0 0 2rem; }
+.consent-text h2, .consent-text h3, .consent-text h4 { font-size: 1.25rem; }
+.statement.has-error { border-inline-start: 5px solid #b3261e; padding-inline-start: 0.75rem; }
+.notice { border-inline-start: 5px solid #1d3f8f; padding: 0.5rem 0.75rem; background: #eef2fa; }
 `;
 
 /** The stylesheet's path: its content's hash in the name, so it can be cached for good. */

@@ -211,6 +211,15 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     expect(unwrap(await api.GET('/studies/{studyId}/participants/{participantId}', { params: { path: { studyId: study.studyId, participantId: graceParticipant.participantId } } })).screenerState).toBe('SUBMITTED');
     unwrap(await api.GET('/study-status-events', { params: { query: { studyId: study.studyId } } }));
 
+    // Answers for the team: Grace's response, the study's responses, their CSV, the funnel.
+    const graceAnswers = unwrap(await api.GET('/studies/{studyId}/participants/{participantId}/screener-response', { params: { path: { studyId: study.studyId, participantId: graceParticipant.participantId } } }));
+    expect(graceAnswers.answers.map((answer) => answer.value)).toEqual(['A phone']);
+    expect(unwrap(await api.GET('/studies/{studyId}/screener-responses', studyPath)).total).toBe(1);
+    const exported = await api.GET('/studies/{studyId}/screener-responses/export', { ...studyPath, parseAs: 'text' });
+    expect(exported.response.status).toBe(200);
+    expect(exported.data).toContain('A phone');
+    expect(unwrap(await api.GET('/studies/{studyId}/screener-funnel', studyPath))).toMatchObject({ opened: 1, started: 1, submitted: 1, needsReview: 1 });
+
     // Consent.
     const consent = unwrap(await api.POST('/consent-submissions', { body: { personId: ada.personId, studyId: study.studyId, formVersion: '1.0', source: 'PAPER' } }));
     unwrap(await api.GET('/consent-submissions', { params: { query: { personId: ada.personId } } }));
@@ -241,6 +250,33 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     );
     expect(secondVersion.version).toBe(2);
     unwrap(await api.GET('/consent-forms/{consentFormId}/versions/{version}', { params: { path: { consentFormId: consentForm.consentFormId, version: 1 } } }));
+
+    // The participant's consent (pdfkit, loaded with the first signed copy): Grace signs the form through a CONSENT link,
+    // the copy's job emails her the PDF with a withdrawal link, and she withdraws through it.
+    unwrap(await api.PATCH('/studies/{studyId}', { ...studyPath, body: { studyPlan: { consentFormId: consentForm.consentFormId } } }));
+    const consentLink = unwrap(await api.POST('/studies/{studyId}/participants/{participantId}/links', { params: { path: { studyId: study.studyId, participantId: graceParticipant.participantId } }, body: { purpose: 'CONSENT' } }));
+    const consentUrl = `${server.api.replace(/\/v1$/, '')}${new URL(consentLink.url).pathname}`;
+    const consentHtml = await (await fetch(consentUrl)).text();
+    const consentField = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(consentHtml)![1]!;
+    const signed = await fetch(`${consentUrl}/consent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
+      body: new URLSearchParams({ formToken: consentField('formToken'), version: consentField('version'), signedName: 'Grace Hopper' }).toString(),
+    });
+    expect(signed.status).toBe(200);
+    const copyDeadline = Date.now() + 30_000;
+    while (smtp.to('grace@compiled.example.test').length === 0 && Date.now() < copyDeadline) await sleep(100);
+    const [copy] = smtp.to('grace@compiled.example.test');
+    expect(copy!.parsed.attachments[0]!.content.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    const withdrawalUrl = /https?:\/\/\S+\/p\/[A-Za-z0-9_-]{43}/.exec(copy!.parsed.text ?? '')![0];
+    const withdrawalPage = `${server.api.replace(/\/v1$/, '')}${new URL(withdrawalUrl).pathname}`;
+    const withdrawalHtml = await (await fetch(withdrawalPage)).text();
+    const withdrawn = await fetch(`${withdrawalPage}/withdraw`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
+      body: new URLSearchParams({ formToken: /name="formToken" value="([^"]*)"/.exec(withdrawalHtml)![1]! }).toString(),
+    });
+    expect(await withdrawn.text()).toContain('Your consent is withdrawn');
 
     // Branding configs: one with a logo (base64 in the JSON), listed, read, changed; its logo and accent stylesheet served by the pages' origin; deleted.
     const branding = unwrap(await api.POST('/branding-configs', { body: { displayName: 'Compiled Research', accentColor: '#0f6e3a', logo: { contentType: 'image/png', data: testImages.png }, logoAlt: 'Compiled' } }));

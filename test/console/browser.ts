@@ -110,7 +110,8 @@ export interface ConsoleWorld {
 /** The full names the workspace's users get: `Researcher Tester`, `Super admin Tester`. */
 export const fullNameOf = (role: UserRole) => `${role.charAt(0)}${role.slice(1).toLowerCase().replace(/_/g, ' ')} Tester`;
 
-export async function startConsole(): Promise<ConsoleWorld> {
+/** `env`: more of the server's environment (a test's SMTP receiver, PUBLIC_URL). */
+export async function startConsole(env: Record<string, string> = {}): Promise<ConsoleWorld> {
   if (chromiumMissing) throw new Error(`CONSOLE_E2E=required and there is no Chromium at ${chromiumPath} (apt-get install chromium)`);
   expectBuilt();
   const storage = await createCrashStorage('recruit-ops-console');
@@ -140,7 +141,7 @@ export async function startConsole(): Promise<ConsoleWorld> {
       await database.close();
     }
 
-    server = await startServer({ ...storage.env, RATE_LIMIT_MAX: '100000' }, 'warn', 'dist/server.js');
+    server = await startServer({ ...storage.env, RATE_LIMIT_MAX: '100000', ...env }, 'warn', 'dist/server.js');
     browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: chromiumArgs });
     const origin = `http://127.0.0.1:${server.port}`;
     const contexts: BrowserContext[] = [];

@@ -1345,7 +1345,8 @@ export interface paths {
          *     - `study.externalName`: The study's name as participants see it (its plan's `externalName`); empty when none, or no study. Example: `Tell us about paying online`.
          *     - `study.externalDescription`: The study's description as participants see it; empty when none, or no study. Example: `A 30-minute video call about how you pay online.`.
          *     - `workspace.name`: The workspace's name: the team the message comes from. Example: `Acme Research`.
-         *     - `links.screener`: The person's link to the study's screener. Example: `https://recruit.example.com/s/…`.
+         *     - `links.screener`: The person's own link to the study's screener (made when the message is sent; one per message). Example: `https://recruit.example.com/p/…`.
+         *     - `links.consent`: The person's own link to sign the study's consent form (made when the message is sent; one per message). Example: `https://recruit.example.com/p/…`.
          *     - `links.scheduling`: The person's link to schedule a session of the study. Example: `https://recruit.example.com/b/…`.
          *     - `links.unsubscribe`: The person's one-click unsubscribe link. Example: `https://recruit.example.com/u/…`.
          *
@@ -1427,7 +1428,7 @@ export interface paths {
          *
          *     Without SMTP configured (SMTP_HOST) nothing is sent: the messages are recorded NOT_SENT, and the answer says so (`notSent`, `notSentReason`). Sending is limited per workspace (MAIL_RATE_PER_MINUTE attempts a minute, default 600): beyond it messages wait in the queue. A temporary failure (an SMTP 4xx, no connection, a timeout, refused credentials) is tried again after 1 min, 5 min, 15 min, 1 h, 3 h, 6 h, 12 h (each ±10% at random): 8 attempts in all, then FAILED. A 5xx refusal is final at once; a 5xx refusal of the recipient address (at RCPT TO: 550 user unknown, …) also marks the person UNREACHABLE (one such hard bounce is enough), and unreachable people are not sent to again.
          *
-         *     A template that uses `links.screener` or `links.scheduling` (not served yet) is refused (400, path ["templateId"]). A delivered message counts as a contact of the person (LAST_CONTACT_DATE, TOTAL_NUMBER_OF_CONTACT*).
+         *     `links.screener` and `links.consent` become the participant's own link to the page, made as the message goes (one per message and purpose). Refused (400, path ["templateId"]): a template that uses `links.scheduling` (not served yet), `links.screener` for a study with no screener question, or `links.consent` for a study whose plan names no consent form. A delivered message counts as a contact of the person (LAST_CONTACT_DATE, TOTAL_NUMBER_OF_CONTACT*).
          *
          *     Requires the right `messages:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
          */
@@ -1664,6 +1665,94 @@ export interface paths {
          *     Requires the right `consent-forms:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
          */
         get: operations["getConsentFormVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/studies/{studyId}/participants/{participantId}/screener-response": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a participant's screener answers
+         * @description The participant's answers to the study's screener, each with the question as it was asked (its text, type and choices at that version), the outcome and the rule that decided it (for the team: the person is never shown it), when the page was served and the answers sent, and whether the hidden field robots fill was filled. Answers to questions mapped to a property flagged isPII or isPHI (or to one since deleted), and to EMAIL and PHONE_NUMBER questions, are masked for a token without the personal-data right ("***", "***@***"). A token made with `--no-screeners` sees no screener, so neither its questions nor their answers: 403 naming `scope="screeners"`.
+         *
+         *     Requires the right `participants:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         */
+        get: operations["getScreenerResponse"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/studies/{studyId}/screener-responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a study's screener responses
+         * @description The study's screener responses with their answers, in participant id order, keyset-paged (pass `pageInfo.endCursor` as `startCursor`, with the same `outcome`), all of them or those with one `outcome`. Deleted people's responses are erased with them. Answers to questions mapped to a property flagged isPII or isPHI (or to one since deleted), and to EMAIL and PHONE_NUMBER questions, are masked for a token without the personal-data right ("***", "***@***"). A token made with `--no-screeners` sees no screener, so neither its questions nor their answers: 403 naming `scope="screeners"`.
+         *
+         *     Requires the right `participants:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         */
+        get: operations["listScreenerResponses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/studies/{studyId}/screener-responses/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a study's screener responses as CSV
+         * @description The responses (all, or those with one `outcome`) as a CSV download (RFC 4180, UTF-8, comma separated, CRLF), streamed: one row per response in participant id order. Columns: participantId, personId, submittedAt, startedAt, secondsToComplete, outcome, decidedBy (JSON), suspectedBot, revision, then one per question by its key: the current revision's in order, then older questions no longer asked; each headed by its latest text (with its key in brackets when two share a text). A choice is written as its label at the version answered (several joined by "; "); a question not shown or not asked in that revision is an empty cell. A cell a spreadsheet would read as a formula (starting with =, +, -, @, a tab or a carriage return) is prefixed with a single quote. Rows are read in batches, so a response recorded during the download may or may not be in it. Answers to questions mapped to a property flagged isPII or isPHI (or to one since deleted), and to EMAIL and PHONE_NUMBER questions, are masked for a token without the personal-data right ("***", "***@***"). A token made with `--no-screeners` sees no screener, so neither its questions nor their answers: 403 naming `scope="screeners"`.
+         *
+         *     Requires the right `participants:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         */
+        get: operations["exportScreenerResponses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/studies/{studyId}/screener-funnel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A study's screener funnel
+         * @description How many of the study's participants reached each stage of the screener: sent, opened, started, submitted, and the outcomes (qualified, disqualified, needs review, over quota), with the participants placed in each quota group. Counts only, so any token with participants:read may read it. The definitions are in the fields' descriptions.
+         *
+         *     Requires the right `participants:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         */
+        get: operations["getScreenerFunnel"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2000,6 +2089,28 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "consent.withdrawn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * consent.withdrawn
+         * @description A person withdrew a study consent from the withdrawal link of their signed copy's email (the participant's page).
+         *
+         *     Delivery is at least once, by the Standard Webhooks specification: headers `webhook-id` (the message id, the same on every retry: deduplicate on it), `webhook-timestamp` (seconds since the epoch, of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>`, two space-separated signatures while a rotated-out secret is still valid). Answer 2xx within 10 s; anything else, a redirect, or no answer is a failure. A failed delivery is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h (each ±10% at random): 10 attempts over about 3 days, then the delivery is FAILED. An endpoint whose every attempt has failed for 5 days is disabled, and `disabledReason` says since when and why; enabling it again (PATCH `enabled: true`) resumes its pending deliveries.
+         */
+        post: operations["webhook_consent_withdrawn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -2087,6 +2198,7 @@ export interface components {
             researchPlanUrl?: string;
             participationLimit?: number;
             consentFormId?: string;
+            consentBeforeScreener?: boolean;
             incentive?: {
                 /** @enum {string} */
                 incentiveType?: "MONEY_OR_GIFT_CARD" | "CUSTOM";
@@ -3163,7 +3275,7 @@ export interface components {
             /** @description Empty when none was given. */
             description: string;
             /** @description The event types delivered; empty: every type, including types added later. */
-            eventTypes: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted")[];
+            eventTypes: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn")[];
             /** @description A disabled endpoint is sent nothing; events meanwhile can be replayed to it. */
             enabled: boolean;
             /** @description Why the service disabled the endpoint; null when enabled, or disabled by hand. */
@@ -3271,7 +3383,8 @@ export interface components {
          *     - `study.externalName`: The study's name as participants see it (its plan's `externalName`); empty when none, or no study. Example: `Tell us about paying online`.
          *     - `study.externalDescription`: The study's description as participants see it; empty when none, or no study. Example: `A 30-minute video call about how you pay online.`.
          *     - `workspace.name`: The workspace's name: the team the message comes from. Example: `Acme Research`.
-         *     - `links.screener`: The person's link to the study's screener. Example: `https://recruit.example.com/s/…`.
+         *     - `links.screener`: The person's own link to the study's screener (made when the message is sent; one per message). Example: `https://recruit.example.com/p/…`.
+         *     - `links.consent`: The person's own link to sign the study's consent form (made when the message is sent; one per message). Example: `https://recruit.example.com/p/…`.
          *     - `links.scheduling`: The person's link to schedule a session of the study. Example: `https://recruit.example.com/b/…`.
          *     - `links.unsubscribe`: The person's one-click unsubscribe link. Example: `https://recruit.example.com/u/…`.
          *
@@ -3374,7 +3487,7 @@ export interface components {
         };
         /**
          * ConsentSubmission
-         * @description A person's consent: for a study's consent form, or on a signup form (exactly one of `studyId` and `signupFormId`). Consents of deleted people are not found, and the deletion purge erases them. Nothing in it is personal data, so it is the same for every token.
+         * @description A person's consent: for a study's consent form, or on a signup form (exactly one of `studyId` and `signupFormId`). Consents of deleted people are not found, and the deletion purge erases them. Only `signedName` is personal data (masked for tokens without the personal-data right).
          * @example {
          *       "consentSubmissionId": "cns_01JD0000000000000000000003",
          *       "personId": "per_01JD0000000000000000000000",
@@ -3386,7 +3499,10 @@ export interface components {
          *       "source": "PAPER",
          *       "submittedAt": "2026-11-28T09:30:00.000Z",
          *       "recordedByUserId": "usr_01JD0000000000000000000000",
-         *       "createdAt": "2026-11-28T10:00:00.000Z"
+         *       "createdAt": "2026-11-28T10:00:00.000Z",
+         *       "signedName": null,
+         *       "choices": null,
+         *       "withdrawnAt": null
          *     }
          */
         ConsentSubmission: {
@@ -3404,10 +3520,10 @@ export interface components {
             /** @description Lower-case hex SHA-256 of the consent text shown (UTF-8, as given); the text itself is not kept. */
             textSha256: string | null;
             /**
-             * @description How the consent was given: API (recorded through the API with no more detail; also a participant updated with `consentFormSubmitted: true`), SIGNUP_FORM (sent with a public signup form; recorded by that route only), PAPER, EMAIL, VERBAL, IMPORT (taken over from another system), OTHER.
+             * @description How the consent was given: API (recorded through the API with no more detail; also a participant updated with `consentFormSubmitted: true`), SIGNUP_FORM (sent with a public signup form; recorded by that route only), PAPER, EMAIL, VERBAL, IMPORT (taken over from another system), OTHER, PARTICIPANT_PAGE (signed by the person on the participant's consent page, through their link; recorded by that page only).
              * @enum {string}
              */
-            source: "API" | "SIGNUP_FORM" | "PAPER" | "EMAIL" | "VERBAL" | "IMPORT" | "OTHER";
+            source: "API" | "SIGNUP_FORM" | "PAPER" | "EMAIL" | "VERBAL" | "IMPORT" | "OTHER" | "PARTICIPANT_PAGE";
             /**
              * Format: date-time
              * @description When the consent was given.
@@ -3422,6 +3538,14 @@ export interface components {
              * @example 2026-11-22T10:00:00.000Z
              */
             createdAt: string;
+            /** @description The full name the person typed when signing on the participant's page (PARTICIPANT_PAGE); null for other sources. Personal data: "***" for tokens without the personal-data right. */
+            signedName: string | null;
+            /** @description Each optional choice of the version signed, by its id: true when the person agreed (e.g. to be recorded). Null for sources other than PARTICIPANT_PAGE. */
+            choices: {
+                [key: string]: boolean;
+            } | null;
+            /** @description When the person withdrew the consent (the withdrawal link of their signed copy's email); null while it stands. */
+            withdrawnAt: string | null;
         };
         /**
          * ParticipantLink
@@ -3435,11 +3559,8 @@ export interface components {
         ParticipantLink: {
             /** @description The link's id (lnk_…); the link itself is shown only in this answer. */
             linkId: string;
-            /**
-             * @description What the link opens: SCREENER, the study's screener (the participant's answers). The consent and withdrawal pages are not served yet; their links will be made by this operation too.
-             * @enum {string}
-             */
-            purpose: "SCREENER";
+            /** @description What the link opens: SCREENER, the study's screener (then its consent form, when the study plan's consentFormId names one of the workspace's consent forms); CONSENT, the consent form straight away; WITHDRAWAL, the page where the person withdraws their consent to the study (it never expires, and shows only the study's public name). The signed copy's email carries a WITHDRAWAL link of its own. */
+            purpose: "SCREENER" | "CONSENT" | "WITHDRAWAL";
             /** @description The page the participant opens: PUBLIC_URL/p/<token>. The token (256 random bits) is not kept: only its SHA-256 is, so this is the one time it can be read. */
             url: string;
             /** @description When the link stops opening its page; null: never (withdrawal). */
@@ -3635,6 +3756,185 @@ export interface components {
              * @example 2026-11-22T10:00:00.000Z
              */
             updatedAt: string;
+        };
+        /**
+         * ScreenerAnswer
+         * @example {
+         *       "questionId": "sqn_01JD0000000000000000000000",
+         *       "questionKey": "freq",
+         *       "revision": 1,
+         *       "text": "How often do you shop online?",
+         *       "type": "SINGLE_SELECT",
+         *       "choices": [
+         *         {
+         *           "id": "weekly",
+         *           "label": "Weekly"
+         *         },
+         *         {
+         *           "id": "never",
+         *           "label": "Never"
+         *         }
+         *       ],
+         *       "value": "weekly",
+         *       "choiceLabels": [
+         *         "Weekly"
+         *       ],
+         *       "masked": false
+         *     }
+         */
+        ScreenerAnswer: {
+            /** @description The question version answered (a screener PUT makes new versions; this one is kept while an answer names it). */
+            questionId: string;
+            /** @description The question's key: the same question across revisions. */
+            questionKey: string;
+            /** @description The screener revision the question version belongs to. */
+            revision: number;
+            /** @description The question as it was asked (its `name` at that version). */
+            text: string;
+            /** @description The question type at that version (SHORT_FORM, SINGLE_SELECT, NUMBER, …). */
+            type: string;
+            /** @description The choices as they were offered at that version (a YES_NO question's yes and no included); null for other types. */
+            choices: {
+                id: string;
+                label: string;
+            }[] | null;
+            /** @description The answer as kept: a text, a number, a date (YYYY-MM-DD), a choice id, or choice ids for MULTI_SELECT. Masked ("***", "***@***" for an EMAIL question) for a token without the personal-data right when the question maps to a property flagged isPII or isPHI (or to one since deleted), and for EMAIL and PHONE_NUMBER questions. */
+            value: unknown;
+            /** @description The labels of the chosen choices at that version; null for other types, and when masked. */
+            choiceLabels: string[] | null;
+            /** @description The value is masked for this token. */
+            masked: boolean;
+        };
+        /**
+         * ScreenerResponse
+         * @description A participant's answers to their study's screener, sent from their page, with the outcome the rules gave. One per participant.
+         * @example {
+         *       "participantId": "ptc_01JD0000000000000000000000",
+         *       "studyId": "stu_01JD0000000000000000000000",
+         *       "personId": "per_01JD0000000000000000000000",
+         *       "revision": 1,
+         *       "outcome": "QUALIFIED",
+         *       "decidedBy": {
+         *         "kind": "RANGE",
+         *         "questionId": "sqn_01JD0000000000000000000001",
+         *         "questionKey": "orders",
+         *         "rangeIndex": 1,
+         *         "rule": "QUALIFIES"
+         *       },
+         *       "suspectedBot": false,
+         *       "startedAt": "2026-12-07T10:00:00.000Z",
+         *       "submittedAt": "2026-12-07T10:02:14.000Z",
+         *       "secondsToComplete": 134,
+         *       "answers": [
+         *         {
+         *           "questionId": "sqn_01JD0000000000000000000000",
+         *           "questionKey": "freq",
+         *           "revision": 1,
+         *           "text": "How often do you shop online?",
+         *           "type": "SINGLE_SELECT",
+         *           "choices": [
+         *             {
+         *               "id": "weekly",
+         *               "label": "Weekly"
+         *             },
+         *             {
+         *               "id": "never",
+         *               "label": "Never"
+         *             }
+         *           ],
+         *           "value": "weekly",
+         *           "choiceLabels": [
+         *             "Weekly"
+         *           ],
+         *           "masked": false
+         *         }
+         *       ]
+         *     }
+         */
+        ScreenerResponse: {
+            participantId: string;
+            studyId: string;
+            personId: string;
+            /** @description The screener revision that was answered. */
+            revision: number;
+            /**
+             * @description What the submission decided: QUALIFIED, DISQUALIFIED, NEEDS_REVIEW (no rule fired and qualifyByDefault is false, or a suspected robot), OVER_QUOTA (qualified, but every matching quota group was full). It stays as decided; the participant's screenerState is the team's to change.
+             * @enum {string}
+             */
+            outcome: "QUALIFIED" | "DISQUALIFIED" | "NEEDS_REVIEW" | "OVER_QUOTA";
+            /** @description Why: the rule that decided the outcome, with the question (id and key) and the choice id or range index. For the team only: the person is never shown it. */
+            decidedBy: {
+                /** @description CHOICE (a choice's rule), RANGE (a number range's rule), DEFAULT (qualifyByDefault), SUSPECTED_BOT (the hidden field was filled), or a kind quotas add. */
+                kind: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description The hidden field robots fill was filled; such a response is left for review whatever the rules say. */
+            suspectedBot: boolean;
+            startedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the answers were recorded.
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            submittedAt: string;
+            /** @description From startedAt to submittedAt, in whole seconds. */
+            secondsToComplete: number | null;
+            /** @description One per question answered (questions hidden by skip logic have none), in question order. */
+            answers: components["schemas"]["ScreenerAnswer"][];
+        };
+        /**
+         * ScreenerFunnel
+         * @description A study's screener funnel: each stage counts participants (of people not deleted), each on its own (a link made with the API opens the page without a screener sent, so a stage can exceed the one before it).
+         * @example {
+         *       "studyId": "stu_01JD0000000000000000000000",
+         *       "participants": 120,
+         *       "sent": 100,
+         *       "opened": 74,
+         *       "started": 61,
+         *       "submitted": 58,
+         *       "qualified": 31,
+         *       "disqualified": 19,
+         *       "needsReview": 5,
+         *       "overQuota": 3,
+         *       "quotaGroups": [
+         *         {
+         *           "name": "Weekly shoppers",
+         *           "participants": 20
+         *         },
+         *         {
+         *           "name": "Monthly shoppers",
+         *           "participants": 11
+         *         }
+         *       ]
+         *     }
+         */
+        ScreenerFunnel: {
+            studyId: string;
+            /** @description The study's participants. */
+            participants: number;
+            /** @description Participants whose screener was sent (screenerState reached SCREENER_SENT: screenerSentAt is set). */
+            sent: number;
+            /** @description Participants who opened the screener page through one of their SCREENER links at least once. */
+            opened: number;
+            /** @description Participants who sent the form at least once: those who submitted, and those whose every post was refused (an answer missing or invalid). */
+            started: number;
+            /** @description Participants whose answers were recorded. */
+            submitted: number;
+            /** @description Submitted with the outcome QUALIFIED. */
+            qualified: number;
+            /** @description Submitted with the outcome DISQUALIFIED. */
+            disqualified: number;
+            /** @description Submitted with the outcome NEEDS_REVIEW. */
+            needsReview: number;
+            /** @description Submitted with the outcome OVER_QUOTA. */
+            overQuota: number;
+            /** @description Participants per quota group they were placed in, by name; groups nobody was placed in are not listed. */
+            quotaGroups: {
+                name: string;
+                /** @description Participants placed in the group. */
+                participants: number;
+            }[];
         };
         /**
          * BrandingLogo
@@ -4160,6 +4460,8 @@ export interface operations {
                         researchPlanUrl?: string;
                         participationLimit?: number;
                         consentFormId?: string;
+                        /** @description Where the participant's page asks for consent (when consentFormId names a consent form of the workspace): true, before the screener's questions; false (the default), after a qualifying answer (or one left for review). */
+                        consentBeforeScreener?: boolean;
                         /** @description Input: incentiveType and currency are derived and appear only in responses. */
                         incentive?: {
                             incentiveBudgetId?: string;
@@ -4554,6 +4856,8 @@ export interface operations {
                         researchPlanUrl?: string;
                         participationLimit?: number;
                         consentFormId?: string;
+                        /** @description Where the participant's page asks for consent (when consentFormId names a consent form of the workspace): true, before the screener's questions; false (the default), after a qualifying answer (or one left for review). */
+                        consentBeforeScreener?: boolean;
                         /** @description Input: incentiveType and currency are derived and appear only in responses. */
                         incentive?: {
                             incentiveBudgetId?: string;
@@ -14836,7 +15140,7 @@ export interface operations {
                     url: string;
                     description?: string;
                     /** @description Event types to deliver; empty or left out: every type. */
-                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted")[];
+                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn")[];
                     /** @default true */
                     enabled?: boolean;
                 };
@@ -14881,7 +15185,7 @@ export interface operations {
                         /** @description Empty when none was given. */
                         description: string;
                         /** @description The event types delivered; empty: every type, including types added later. */
-                        eventTypes: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted")[];
+                        eventTypes: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn")[];
                         /** @description A disabled endpoint is sent nothing; events meanwhile can be replayed to it. */
                         enabled: boolean;
                         /** @description Why the service disabled the endpoint; null when enabled, or disabled by hand. */
@@ -15359,7 +15663,7 @@ export interface operations {
                     url?: string;
                     description?: string;
                     /** @description Event types to deliver; empty or left out: every type. */
-                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted")[];
+                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn")[];
                     /** @description true also clears disabledReason and resumes pending deliveries. */
                     enabled?: boolean;
                 };
@@ -16308,7 +16612,7 @@ export interface operations {
                      */
                     until?: string;
                     /** @description Only these types; default: the endpoint's subscription. */
-                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted")[];
+                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn")[];
                 };
             };
         };
@@ -18766,7 +19070,10 @@ export interface operations {
                      *           "source": "PAPER",
                      *           "submittedAt": "2026-11-28T09:30:00.000Z",
                      *           "recordedByUserId": "usr_01JD0000000000000000000000",
-                     *           "createdAt": "2026-11-28T10:00:00.000Z"
+                     *           "createdAt": "2026-11-28T10:00:00.000Z",
+                     *           "signedName": null,
+                     *           "choices": null,
+                     *           "withdrawnAt": null
                      *         }
                      *       ],
                      *       "total": 26,
@@ -18936,7 +19243,7 @@ export interface operations {
                      */
                     submittedAt?: string;
                     /**
-                     * @description How the consent was given: API (recorded through the API with no more detail; also a participant updated with `consentFormSubmitted: true`), SIGNUP_FORM (sent with a public signup form; recorded by that route only), PAPER, EMAIL, VERBAL, IMPORT (taken over from another system), OTHER. Default API.
+                     * @description How the consent was given: API (recorded through the API with no more detail; also a participant updated with `consentFormSubmitted: true`), SIGNUP_FORM (sent with a public signup form; recorded by that route only), PAPER, EMAIL, VERBAL, IMPORT (taken over from another system), OTHER, PARTICIPANT_PAGE (signed by the person on the participant's consent page, through their link; recorded by that page only). Default API.
                      * @default API
                      * @enum {string}
                      */
@@ -19269,11 +19576,8 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /**
-                     * @description What the link opens: SCREENER, the study's screener (the participant's answers). The consent and withdrawal pages are not served yet; their links will be made by this operation too.
-                     * @enum {string}
-                     */
-                    purpose: "SCREENER";
+                    /** @description What the link opens: SCREENER, the study's screener (then its consent form, when the study plan's consentFormId names one of the workspace's consent forms); CONSENT, the consent form straight away; WITHDRAWAL, the page where the person withdraws their consent to the study (it never expires, and shows only the study's public name). The signed copy's email carries a WITHDRAWAL link of its own. */
+                    purpose: "SCREENER" | "CONSENT" | "WITHDRAWAL";
                 };
             };
         };
@@ -20265,6 +20569,587 @@ export interface operations {
                 };
             };
             /** @description Consent form not found (also another workspace's; path ["consentFormId"]), or it has no such version (path ["version"]). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    getScreenerResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                studyId: string;
+                participantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScreenerResponse"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Study not found (path ["studyId"]); Participant not found (path ["participantId"]: not a participant of this study, another workspace's, or one whose person was deleted); or Screener response not found (path ["participantId"]: the participant has not sent the screener). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    listScreenerResponses: {
+        parameters: {
+            query?: {
+                /** @description The endCursor of the previous page. */
+                startCursor?: string;
+                /** @description Items per page, 1–100. */
+                size?: number;
+                /** @description Only responses with this outcome. */
+                outcome?: "QUALIFIED" | "DISQUALIFIED" | "NEEDS_REVIEW" | "OVER_QUOTA";
+            };
+            header?: never;
+            path: {
+                studyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "participantId": "ptc_01JD0000000000000000000000",
+                     *           "studyId": "stu_01JD0000000000000000000000",
+                     *           "personId": "per_01JD0000000000000000000000",
+                     *           "revision": 1,
+                     *           "outcome": "QUALIFIED",
+                     *           "decidedBy": {
+                     *             "kind": "RANGE",
+                     *             "questionId": "sqn_01JD0000000000000000000001",
+                     *             "questionKey": "orders",
+                     *             "rangeIndex": 1,
+                     *             "rule": "QUALIFIES"
+                     *           },
+                     *           "suspectedBot": false,
+                     *           "startedAt": "2026-12-07T10:00:00.000Z",
+                     *           "submittedAt": "2026-12-07T10:02:14.000Z",
+                     *           "secondsToComplete": 134,
+                     *           "answers": [
+                     *             {
+                     *               "questionId": "sqn_01JD0000000000000000000000",
+                     *               "questionKey": "freq",
+                     *               "revision": 1,
+                     *               "text": "How often do you shop online?",
+                     *               "type": "SINGLE_SELECT",
+                     *               "choices": [
+                     *                 {
+                     *                   "id": "weekly",
+                     *                   "label": "Weekly"
+                     *                 },
+                     *                 {
+                     *                   "id": "never",
+                     *                   "label": "Never"
+                     *                 }
+                     *               ],
+                     *               "value": "weekly",
+                     *               "choiceLabels": [
+                     *                 "Weekly"
+                     *               ],
+                     *               "masked": false
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "total": 26,
+                     *       "pageInfo": {
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false,
+                     *         "startCursor": "WyIyMDI2LTExLTIyVDEwOjAwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAiXQ.mgF5XfEkTVTH8HRD9XuEGpAazs77QBeOZ_Es-HV8xXk",
+                     *         "endCursor": "WyIyMDI2LTExLTIwVDA5OjMwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMjQiXQ.6HB69XYPoMn4aLRhvMUcKdYVZUTP3HCY9TT8mhqrwns"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        results: components["schemas"]["ScreenerResponse"][];
+                        /** @description Every item that matches, not only this page. */
+                        total: number;
+                        pageInfo: components["schemas"]["PageInfo"];
+                    };
+                };
+            };
+            /** @description Invalid input (a size out of 1–100, an unknown outcome, or a startCursor that is not one of this query: another study or outcome, or altered); `path` names the parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Study not found (also another workspace's); path ["studyId"]. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    exportScreenerResponses: {
+        parameters: {
+            query?: {
+                /** @description Only responses with this outcome. */
+                outcome?: "QUALIFIED" | "DISQUALIFIED" | "NEEDS_REVIEW" | "OVER_QUOTA";
+            };
+            header?: never;
+            path: {
+                studyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CSV; `Content-Disposition: attachment` names a file screener-responses-{studyId}.csv. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid input (an unknown outcome); `path` names the parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Study not found (also another workspace's); path ["studyId"]. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    getScreenerFunnel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                studyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScreenerFunnel"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Study not found (also another workspace's); path ["studyId"]. */
             404: {
                 headers: {
                     /** @description Requests allowed per window for this token. */
@@ -21696,6 +22581,54 @@ export interface operations {
                         studyId: string | null;
                         /** @description The signup form consented on; null for a study consent. */
                         signupFormId: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx. Anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_consent_withdrawn: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on each retry; deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was made. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "consent.withdrawn";
+                    /**
+                     * Format: date-time
+                     * @description When the change was made.
+                     */
+                    timestamp: string;
+                    /** @description A person withdrew a study consent from the withdrawal link of their signed copy's email (the participant's page). */
+                    data: {
+                        /** @description The consent withdrawn: its `withdrawnAt` is set. */
+                        consentSubmissionId: string;
+                        /** @description The person who withdrew it. */
+                        personId: string;
+                        /** @description The study. */
+                        studyId: string;
+                        /** @description The person's participant of the study; null when they take no part in it any more. */
+                        participantId: string | null;
                     };
                 };
             };

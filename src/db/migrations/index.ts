@@ -35,6 +35,8 @@ import * as screenerDefinition from './20261206000000_screener_definition.js';
 import * as participantLinks from './20261206100000_participant_links.js';
 import * as consentForms from './20261206200000_consent_forms.js';
 import * as screenerResponses from './20261206300000_screener_responses.js';
+import * as screenerStarts from './20261207100000_screener_starts.js';
+import * as consentSignedOnPage from './20261207200000_consent_signed_on_page.js';
 import * as brandingConfigs from './20261207300000_branding_configs.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
@@ -75,5 +77,7 @@ export const migrations: Record<string, Migration> = {
   '20261206100000_participant_links': participantLinks,
   '20261206200000_consent_forms': consentForms,
   '20261206300000_screener_responses': screenerResponses,
+  '20261207100000_screener_starts': screenerStarts,
+  '20261207200000_consent_signed_on_page': consentSignedOnPage,
   '20261207300000_branding_configs': brandingConfigs,
 };

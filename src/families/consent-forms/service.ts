@@ -187,3 +187,10 @@ export async function findServableConsentForm(db: Kysely<DB>, workspaceId: strin
   const row = await queries.findVersion(db, workspaceId, consentFormId, form.current_version);
   return row ? presentVersion(row) : undefined;
 }
+
+/** One version of the workspace's consent form, as findServableConsentForm answers it (a signed copy names the version signed). */
+export async function findServableVersion(db: Kysely<DB>, workspaceId: string, consentFormId: string, version: number): Promise<ConsentFormVersion | undefined> {
+  if (!Number.isInteger(version)) return undefined;
+  const row = await queries.findVersion(db, workspaceId, consentFormId, version);
+  return row ? presentVersion(row) : undefined;
+}

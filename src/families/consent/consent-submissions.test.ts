@@ -69,6 +69,9 @@ describe('POST /consent-submissions', () => {
       submittedAt: '2026-11-20T09:30:00.000Z',
       recordedByUserId: tenant.userId,
       createdAt: expect.any(String),
+      signedName: null,
+      choices: null,
+      withdrawnAt: null,
     });
     const read = await call(service, 'GET', `/consent-submissions/${consent.consentSubmissionId}`, { token: tenant.token });
     expect(read.statusCode, read.body).toBe(200);

@@ -17,6 +17,9 @@ const presentedColumns = [
   'submitted_at',
   'recorded_by_user_id',
   'created_at',
+  'signed_name',
+  'choices',
+  'withdrawn_at',
 ] as const;
 const consentColumns = presentedColumns.map((column) => `c.${column}` as const);
 
@@ -131,4 +134,93 @@ export async function deleteConsentsOfPeople(db: Executor, people: readonly { wo
     select count(*) as deleted from deleted
   `.execute(db);
   return Number(rows[0]!.deleted);
+}
+
+/**
+ * The latest consent the person gave for the study (any source), with whether it was withdrawn:
+ * what the participant's consent page goes by ("already signed" this version, or withdrawn).
+ */
+export async function findLatestStudyConsent(db: Executor, workspaceId: string, studyId: string, personId: string) {
+  return db
+    .selectFrom('consent_submissions')
+    .where('workspace_id', '=', workspaceId)
+    .where('study_id', '=', studyId)
+    .where('person_id', '=', personId)
+    .select(['consent_submission_id', 'consent_form_id', 'form_version', 'text_sha256', 'submitted_at', 'withdrawn_at'])
+    .orderBy('consent_submission_id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/**
+ * The participant, locked for the change (FOR UPDATE): two posts of one consent page, or of one
+ * withdrawal, wait for each other, so the second sees what the first did.
+ */
+export async function lockParticipant(db: Executor, workspaceId: string, studyId: string, participantId: string) {
+  return db
+    .selectFrom('participants')
+    .where('workspace_id', '=', workspaceId)
+    .where('study_id', '=', studyId)
+    .where('participant_id', '=', participantId)
+    .select(['participant_id', 'person_id'])
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/** Withdraws the person's consents for the study not withdrawn yet; answers them. */
+export async function withdrawStudyConsents(db: Executor, workspaceId: string, studyId: string, personId: string, at: string) {
+  return db
+    .updateTable('consent_submissions')
+    .set({ withdrawn_at: at })
+    .where('workspace_id', '=', workspaceId)
+    .where('study_id', '=', studyId)
+    .where('person_id', '=', personId)
+    .where('withdrawn_at', 'is', null)
+    .returning(['consent_submission_id', 'person_id', 'study_id'])
+    .execute();
+}
+
+export async function markCopySent(db: Executor, workspaceId: string, consentSubmissionId: string, at: string): Promise<boolean> {
+  const row = await db
+    .updateTable('consent_submissions')
+    .set({ copy_sent_at: at })
+    .where('workspace_id', '=', workspaceId)
+    .where('consent_submission_id', '=', consentSubmissionId)
+    .where('copy_sent_at', 'is', null)
+    .returning('consent_submission_id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** What the signed copy's email needs: the consent, its person, participant, study and workspace. */
+export async function findCopyFacts(db: Executor, workspaceId: string, consentSubmissionId: string) {
+  return db
+    .selectFrom('consent_submissions as c')
+    .innerJoin('people as p', (join) => join.onRef('p.workspace_id', '=', 'c.workspace_id').onRef('p.person_id', '=', 'c.person_id'))
+    .innerJoin('workspaces as w', 'w.workspace_id', 'c.workspace_id')
+    .leftJoin('studies as s', (join) => join.onRef('s.workspace_id', '=', 'c.workspace_id').onRef('s.study_id', '=', 'c.study_id'))
+    .leftJoin('participants as pa', (join) =>
+      join.onRef('pa.workspace_id', '=', 'c.workspace_id').onRef('pa.study_id', '=', 'c.study_id').onRef('pa.person_id', '=', 'c.person_id'),
+    )
+    .where('c.workspace_id', '=', workspaceId)
+    .where('c.consent_submission_id', '=', consentSubmissionId)
+    .select([
+      'c.consent_submission_id',
+      'c.person_id',
+      'c.study_id',
+      'c.consent_form_id',
+      'c.form_version',
+      'c.signed_name',
+      'c.choices',
+      'c.submitted_at',
+      'c.copy_sent_at',
+      'c.withdrawn_at',
+      'p.email',
+      'p.deleted_at',
+      'p.contact_status',
+      'w.name as workspace_name',
+      's.plan',
+      'pa.participant_id',
+    ])
+    .executeTakeFirst();
 }

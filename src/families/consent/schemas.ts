@@ -3,13 +3,14 @@ import type { ConsentSource as StoredConsentSource } from '../../db/schema.js';
 import { IsoDateTime, ListQuery, paged, Text } from '../../http/schemas.js';
 
 /** Every source a consent row may hold; SIGNUP_FORM is the public signup route's alone. */
-export const consentSources = ['API', 'SIGNUP_FORM', 'PAPER', 'EMAIL', 'VERBAL', 'IMPORT', 'OTHER'] as const satisfies readonly StoredConsentSource[];
-/** The sources a token may record (SIGNUP_FORM is refused: the public signup route records those). */
-export const recordableSources = consentSources.filter((source) => source !== 'SIGNUP_FORM');
+export const consentSources = ['API', 'SIGNUP_FORM', 'PAPER', 'EMAIL', 'VERBAL', 'IMPORT', 'OTHER', 'PARTICIPANT_PAGE'] as const satisfies readonly StoredConsentSource[];
+/** The sources a token may record (SIGNUP_FORM and PARTICIPANT_PAGE are refused: the public signup route and the participant's page record those). */
+export const recordableSources = consentSources.filter((source) => source !== 'SIGNUP_FORM' && source !== 'PARTICIPANT_PAGE');
 
 export const sourceDescription =
   'How the consent was given: API (recorded through the API with no more detail; also a participant updated with `consentFormSubmitted: true`), ' +
-  'SIGNUP_FORM (sent with a public signup form; recorded by that route only), PAPER, EMAIL, VERBAL, IMPORT (taken over from another system), OTHER.';
+  'SIGNUP_FORM (sent with a public signup form; recorded by that route only), PAPER, EMAIL, VERBAL, IMPORT (taken over from another system), OTHER, ' +
+  "PARTICIPANT_PAGE (signed by the person on the participant's consent page, through their link; recorded by that page only).";
 
 /** Ids are bounded like every other id in a request; the NUL character is refused by validation. */
 const Id = (description: string) => Type.String({ minLength: 1, maxLength: 200, description });
@@ -26,6 +27,9 @@ const exampleConsent = {
   submittedAt: '2026-11-28T09:30:00.000Z',
   recordedByUserId: 'usr_01JD0000000000000000000000',
   createdAt: '2026-11-28T10:00:00.000Z',
+  signedName: null,
+  choices: null,
+  withdrawnAt: null,
 };
 
 export const ConsentSubmission = Type.Object(
@@ -43,13 +47,20 @@ export const ConsentSubmission = Type.Object(
     submittedAt: IsoDateTime('When the consent was given.'),
     recordedByUserId: Type.Union([Type.String(), Type.Null()], { description: 'The user whose token recorded it; null for a public signup.' }),
     createdAt: IsoDateTime('When it was recorded.'),
+    signedName: Type.Union([Type.String(), Type.Null()], {
+      description: 'The full name the person typed when signing on the participant\'s page (PARTICIPANT_PAGE); null for other sources. Personal data: "***" for tokens without the personal-data right.',
+    }),
+    choices: Type.Union([Type.Record(Type.String(), Type.Boolean()), Type.Null()], {
+      description: "Each optional choice of the version signed, by its id: true when the person agreed (e.g. to be recorded). Null for sources other than PARTICIPANT_PAGE.",
+    }),
+    withdrawnAt: Type.Union([IsoDateTime(), Type.Null()], { description: "When the person withdrew the consent (the withdrawal link of their signed copy's email); null while it stands." }),
   },
   {
     $id: 'ConsentSubmission',
     title: 'ConsentSubmission',
     description:
       "A person's consent: for a study's consent form, or on a signup form (exactly one of `studyId` and `signupFormId`). " +
-      'Consents of deleted people are not found, and the deletion purge erases them. Nothing in it is personal data, so it is the same for every token.',
+      'Consents of deleted people are not found, and the deletion purge erases them. Only `signedName` is personal data (masked for tokens without the personal-data right).',
     examples: [exampleConsent],
   },
 );

@@ -2,17 +2,18 @@ import { createHash } from 'node:crypto';
 import type { CallContext as SharedCallContext } from '../../context.js';
 import { inTransaction } from '../../db/transaction.js';
 import { badRequest, notFound } from '../../http/errors.js';
+import { maskText } from '../../http/masking.js';
 import { markConsentSubmitted } from '../participants/service.js';
 import * as queries from './queries.js';
 import type { ConsentListQuery, ConsentSubmission, RecordConsentBody } from './schemas.js';
 import { recordConsent as writeConsent } from './writer.js';
 
-export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'role'>;
+export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'role' | 'canReadPersonalData'>;
 
 /** How far ahead of the service clock a `submittedAt` may be: client clocks run a little fast. */
 export const SUBMITTED_AT_SKEW_MS = 5 * 60 * 1000;
 
-function present(row: queries.PresentableConsent): ConsentSubmission {
+function present(row: queries.PresentableConsent, canReadPersonalData: boolean): ConsentSubmission {
   return {
     consentSubmissionId: row.consent_submission_id,
     personId: row.person_id,
@@ -25,6 +26,9 @@ function present(row: queries.PresentableConsent): ConsentSubmission {
     submittedAt: row.submitted_at,
     recordedByUserId: row.recorded_by_user_id,
     createdAt: row.created_at,
+    signedName: maskText(row.signed_name, canReadPersonalData),
+    choices: row.choices,
+    withdrawnAt: row.withdrawn_at,
   };
 }
 
@@ -78,14 +82,14 @@ export async function recordConsent(context: CallContext, body: RecordConsentBod
       at,
     );
     if (body.studyId !== undefined) await markConsentSubmitted(db, workspaceId, body.studyId, body.personId, submittedAt, at);
-    return present(row);
+    return present(row, context.canReadPersonalData);
   });
 }
 
 export async function getConsent(context: CallContext, consentSubmissionId: string): Promise<ConsentSubmission> {
   const row = await queries.findConsent(context.db, context.workspaceId, consentSubmissionId);
   if (!row) throw notFound('Consent submission', ['consentSubmissionId']);
-  return present(row);
+  return present(row, context.canReadPersonalData);
 }
 
 /** The filters of a list, each checked to name a resource of the workspace (404 naming the parameter otherwise). */
@@ -99,5 +103,5 @@ export async function checkListFilter(context: CallContext, query: ConsentListQu
 
 export async function listConsents(context: CallContext, filter: queries.ConsentFilter, afterId: string | undefined, size: number) {
   const { rows, total } = await queries.listConsents(context.db, context.workspaceId, filter, afterId, size);
-  return { rows: rows.slice(0, size).map(present), hasNextPage: rows.length > size, total };
+  return { rows: rows.slice(0, size).map((row) => present(row, context.canReadPersonalData)), hasNextPage: rows.length > size, total };
 }

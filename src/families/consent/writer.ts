@@ -29,7 +29,10 @@ export interface NewConsent {
    * the public signup route, which may record only a SIGNUP_FORM consent on the form it serves,
    * for a person that very submission made (never one found by an email alone: the caller says so).
    */
-  recordedBy: { userId: string; role: UserRole } | { publicSignupForm: string; personMadeBySubmission: true };
+  recordedBy: { userId: string; role: UserRole } | { publicSignupForm: string; personMadeBySubmission: true } | { participantLink: string; personOfLink: true };
+  /** Signed on the participant's page: the name typed and each optional choice by id (PARTICIPANT_PAGE only). */
+  signedName?: string;
+  choices?: Record<string, boolean>;
   /** The field the request named the consent form with, for the 400s (default ["consentFormId"]). */
   formPath?: string[];
 }
@@ -67,9 +70,17 @@ function checkAuthority(consent: NewConsent): string | null {
   const by = consent.recordedBy;
   if ('userId' in by) {
     if (!roleHasRight(by.role, 'consent:write')) throw new ApiError('FORBIDDEN');
+    if (consent.source === 'PARTICIPANT_PAGE' || consent.signedName !== undefined) throw new Error('Only the participant page records a PARTICIPANT_PAGE consent with a signed name');
     return by.userId;
   }
-  if (consent.source !== 'SIGNUP_FORM' || consent.signupFormId !== by.publicSignupForm || consent.studyId !== null || by.personMadeBySubmission !== true) {
+  if ('participantLink' in by) {
+    // The person's own link: a study consent, for the person the link was made for (the caller resolved it), signed with a name.
+    if (consent.source !== 'PARTICIPANT_PAGE' || consent.studyId === null || consent.signupFormId !== null || by.personOfLink !== true || !consent.signedName || !consent.choices) {
+      throw new Error("The participant page records a PARTICIPANT_PAGE study consent with a signed name and choices, for its link's person, and nothing else");
+    }
+    return null;
+  }
+  if (consent.source !== 'SIGNUP_FORM' || consent.signedName !== undefined || consent.signupFormId !== by.publicSignupForm || consent.studyId !== null || by.personMadeBySubmission !== true) {
     throw new Error('The public signup route records a SIGNUP_FORM consent on its own form, for the person its submission made, and nothing else');
   }
   return null;
@@ -98,6 +109,9 @@ export async function recordConsent(transaction: Kysely<DB>, workspaceId: string
     recorded_by_user_id: recordedByUserId,
     submitted_at: consent.submittedAt,
     created_at: at,
+    signed_name: consent.signedName ?? null,
+    choices: consent.choices ? JSON.stringify(consent.choices) : null,
+    link_id: 'participantLink' in consent.recordedBy ? consent.recordedBy.participantLink : null,
   });
   await recordEvents(
     transaction,
@@ -106,6 +120,36 @@ export async function recordConsent(transaction: Kysely<DB>, workspaceId: string
     at,
   );
   return row;
+}
+
+/**
+ * Withdraws the person's consents for the study (every one not withdrawn yet: the person withdraws
+ * from the study, not from one version), with a `consent.withdrawn` event each, in the caller's
+ * transaction. Answers the consents withdrawn: none when they were withdrawn already.
+ */
+export async function withdrawStudyConsents(
+  transaction: Kysely<DB>,
+  workspaceId: string,
+  withdrawal: { studyId: string; personId: string; participantId: string | null },
+  at: string,
+): Promise<{ consent_submission_id: string }[]> {
+  if (!transaction.isTransaction) throw new Error('Consents are withdrawn in the transaction of the change: pass a transaction');
+  const rows = await queries.withdrawStudyConsents(transaction, workspaceId, withdrawal.studyId, withdrawal.personId, at);
+  await recordEvents(
+    transaction,
+    workspaceId,
+    rows.map((row) => ({
+      type: 'consent.withdrawn' as const,
+      data: { consentSubmissionId: row.consent_submission_id, personId: row.person_id, studyId: withdrawal.studyId, participantId: withdrawal.participantId },
+    })),
+    at,
+  );
+  return rows;
+}
+
+/** Records that the signed copy went out; false when it already had (a second run of its job). */
+export async function markCopySent(db: Kysely<DB>, workspaceId: string, consentSubmissionId: string, at: string): Promise<boolean> {
+  return queries.markCopySent(db, workspaceId, consentSubmissionId, at);
 }
 
 /** Erases the consents of people the purge is erasing, in its transaction; answers how many. */

@@ -8,6 +8,7 @@ import type { Mailer } from './mailer.js';
 import { type NotSentReason, skipReasonOf } from './outbox.js';
 import { parseTemplate, renderTemplate, type TemplateValues } from './template-language.js';
 import { unsubscribeToken, unsubscribeUrl } from './unsubscribe.js';
+import { deleteLinksOfMessage, issueLink } from '../participant-links/service.js';
 
 /**
  * When a message that failed for a temporary reason (an SMTP 4xx, no connection, a timeout) is
@@ -162,7 +163,7 @@ export class MailDispatcher {
     const link = unsubscribeUrl(this.options.publicUrl, unsubscribeToken(this.options.unsubscribeKey, message.workspace_id, message.person_id, message.message_id));
     let rendered: { subject: string; text: string; html: string | null };
     try {
-      rendered = await this.render(message, link);
+      rendered = await this.render(message, link, attemptedAt);
     } catch (error) {
       // The detail (the failing tag, its line and column) can depend on the person's values: the log has it, the API a fixed text.
       const detail = error instanceof ApiError ? error.items.map((item) => item.message).join('; ') : error instanceof Error ? error.message : String(error);
@@ -196,14 +197,40 @@ export class MailDispatcher {
     return { ...base, hardBounce: result.outcome === 'RECIPIENT_REFUSED', status: 'FAILED', nextAttemptAt: null, event: 'FAILED', smtpCode: result.smtpCode, error, notSentReason: null };
   }
 
-  private async render(message: ClaimedMessage, unsubscribe: string) {
+  /**
+   * The participant's own links the template places, made as the message goes: one per message
+   * and purpose, recorded with the message's id. A token is known only until it is sent, so an
+   * attempt after the first replaces the links of the attempts before it (the earlier attempt's
+   * mail was refused or never confirmed; its link opens nothing once replaced).
+   */
+  private async participantLinks(message: ClaimedMessage, purposes: readonly ParticipantPagePurpose[], at: string): Promise<Record<ParticipantPagePurpose, string>> {
+    const urls: Record<ParticipantPagePurpose, string> = { SCREENER: '', CONSENT: '' };
+    if (purposes.length === 0 || message.participant_id === null || message.study_id === null) return urls;
+    if (message.attempt_count > 1) await deleteLinksOfMessage(this.options.db, message.workspace_id, message.message_id);
+    for (const purpose of purposes) {
+      const issued = await issueLink(this.options.db, {
+        workspaceId: message.workspace_id,
+        participantId: message.participant_id,
+        studyId: message.study_id,
+        personId: message.person_id,
+        purpose,
+        publicUrl: this.options.publicUrl,
+        at,
+        messageId: message.message_id,
+      });
+      urls[purpose] = issued.url;
+    }
+    return urls;
+  }
+
+  private async render(message: ClaimedMessage, unsubscribe: string, at: string) {
     const key = message.template_key!;
     let parsed = this.parsed.get(key);
     if (!parsed) {
       if (this.parsed.size >= 100) this.parsed.clear();
       parsed = (async () => {
         // Checked again (a template saved before a rule was added); the worker renders the sources.
-        await parseTemplate('subject', message.template_subject!);
+        const subject = await parseTemplate('subject', message.template_subject!);
         const textBody = await parseTemplate('textBody', message.template_text!);
         const htmlBody = message.template_html === null ? null : await parseTemplate('htmlBody', message.template_html);
         return {
@@ -212,12 +239,16 @@ export class MailDispatcher {
           htmlBody: htmlBody === null ? null : message.template_html,
           textHasLink: textBody.variables.has('links.unsubscribe'),
           htmlHasLink: htmlBody?.variables.has('links.unsubscribe') ?? false,
+          participantLinks: participantPagePurposes.filter(({ variable }) =>
+            [subject, textBody, htmlBody].some((parsedSource) => parsedSource?.variables.has(variable)),
+          ).map(({ purpose }) => purpose),
         };
       })();
       parsed.catch(() => this.parsed.delete(key));
       this.parsed.set(key, parsed);
     }
     const templates = await parsed;
+    const pages = await this.participantLinks(message, templates.participantLinks, at);
     const values: TemplateValues = {
       person: {
         firstName: message.first_name ?? '',
@@ -227,8 +258,8 @@ export class MailDispatcher {
       },
       study: { externalName: message.study_external_name ?? '', externalDescription: message.study_external_description ?? '' },
       workspace: { name: message.workspace_name },
-      // Sending refuses templates that use the screener and scheduling links, which the service does not serve yet.
-      links: { screener: '', scheduling: '', unsubscribe },
+      // Sending refuses templates that use the scheduling link, which the service does not serve yet.
+      links: { screener: pages.SCREENER, consent: pages.CONSENT, scheduling: '', unsubscribe },
     };
     // Every message carries its unsubscribe link in the body too: a template that does not place it gets it as a last line.
     const text = await renderTemplate('textBody', templates.textBody, values, message.workspace_id);
@@ -248,7 +279,15 @@ interface ParsedTemplate {
   htmlBody: string | null;
   textHasLink: boolean;
   htmlHasLink: boolean;
+  /** The participant's pages the template links to, by purpose. */
+  participantLinks: ParticipantPagePurpose[];
 }
+
+type ParticipantPagePurpose = 'SCREENER' | 'CONSENT';
+const participantPagePurposes = [
+  { variable: 'links.screener', purpose: 'SCREENER' },
+  { variable: 'links.consent', purpose: 'CONSENT' },
+] as const satisfies readonly { variable: string; purpose: ParticipantPagePurpose }[];
 
 const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 

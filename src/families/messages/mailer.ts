@@ -10,7 +10,10 @@ export interface OutgoingMail {
   html: string | null;
   /** The service's message id: in the Message-ID and an X-Recruit-Message-Id header, to match bounces and logs. */
   messageId: string;
-  unsubscribeUrl: string;
+  /** The List-Unsubscribe link of a message about studies; a transactional mail (a signed consent's copy) has none. */
+  unsubscribeUrl: string | null;
+  /** Files sent with it (a signed consent's PDF copy). */
+  attachments?: { filename: string; content: Buffer; contentType: string }[];
 }
 
 /**
@@ -105,11 +108,11 @@ export class SmtpMailer implements Mailer {
         text: mail.text,
         ...(mail.html !== null ? { html: mail.html } : {}),
         messageId: `<${mail.messageId}@${this.domain}>`,
+        ...(mail.attachments ? { attachments: mail.attachments.map(({ filename, content, contentType }) => ({ filename, content, contentType })) } : {}),
         headers: {
           'X-Recruit-Message-Id': mail.messageId,
           // RFC 8058: a mail client's one-click unsubscribe POSTs "List-Unsubscribe=One-Click" to this URL.
-          'List-Unsubscribe': `<${mail.unsubscribeUrl}>`,
-          'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+          ...(mail.unsubscribeUrl !== null ? { 'List-Unsubscribe': `<${mail.unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' } : {}),
         },
       })) as { messageId?: string; response?: string };
       return { outcome: 'SENT', smtpCode: replyCode(info.response), smtpMessageId: info.messageId ?? null };

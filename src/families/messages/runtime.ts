@@ -26,7 +26,8 @@ export interface MailOptions {
  */
 export class Mail {
   readonly dispatcher: MailDispatcher | undefined;
-  private readonly mailer: Mailer | undefined;
+  /** The SMTP mailer, when SMTP is configured: the dispatcher's, also used for transactional mail (a signed consent's copy). */
+  readonly mailer: Mailer | undefined;
   private unlisten: (() => Promise<void>) | undefined;
 
   private constructor(

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, callTestHelper, createTenant, startTestService, type Tenant, type TestService } from '../../../test/harness.js';
-import { getPerson } from '../../../test/people-factory.js';
+import { createPerson, getPerson } from '../../../test/people-factory.js';
+import { addParticipants, createStudy } from '../../../test/participants-factory.js';
 import { describeSecurity } from '../../../test/security.js';
 import { type SmtpReceiver, smtpConfig, startSmtpReceiver, unfoldedHeaders } from '../../../test/smtp-receiver.js';
 import { mailRetryDelaysSeconds } from './dispatcher.js';
@@ -220,6 +221,8 @@ describe('POST /studies/{studyId}/messages', () => {
     const theirs = await studyWith(service, other, [{ email: email('w') }]);
     const participantId = participants[0]!.participantId;
     const screenerTemplate = await createTemplate(service, tenant, { name: 'Screener', subject: 'Screener', textBody: 'Answer: {{ links.screener }}' });
+    const consentTemplate = await createTemplate(service, tenant, { name: 'Consent', subject: 'Consent', textBody: 'Sign: {{ links.consent }}' });
+    const schedulingTemplate = await createTemplate(service, tenant, { name: 'Book', subject: 'Book', textBody: 'Book: {{ links.scheduling }}' });
     const cases: [string, object, number, string[]][] = [
       [studyId, { templateId, participantIds: [participantId], filter: { filters: [] } }, 400, ['filter']],
       [studyId, { templateId }, 400, ['participantIds']],
@@ -227,7 +230,12 @@ describe('POST /studies/{studyId}/messages', () => {
       [studyId, { participantIds: [participantId] }, 400, ['templateId']],
       [studyId, { templateId, participantIds: [participantId], extra: 1 }, 400, ['extra']],
       [studyId, { templateId, filter: { filters: [{ property: { propertyGroup: 'PERSON', propertyName: 'NOPE' }, comparison: 'EQUALS', value: 1 }] } }, 400, ['filter', 'filters', '0', 'property', 'propertyName']],
+      // The study has no screener: its link would open a page with nothing to answer.
       [studyId, { templateId: screenerTemplate, participantIds: [participantId] }, 400, ['templateId']],
+      // Nor a consent form.
+      [studyId, { templateId: consentTemplate, participantIds: [participantId] }, 400, ['templateId']],
+      // The scheduling page is not served yet.
+      [studyId, { templateId: schedulingTemplate, participantIds: [participantId] }, 400, ['templateId']],
       [studyId, { templateId, participantIds: [participantId, 'ptc_unknown'] }, 404, ['participantIds', '1']],
       [studyId, { templateId, participantIds: [theirs.participants[0]!.participantId] }, 404, ['participantIds', '0']],
       [studyId, { templateId: theirTemplate, participantIds: [participantId] }, 404, ['templateId']],
@@ -240,6 +248,93 @@ describe('POST /studies/{studyId}/messages', () => {
       expect(response.json<{ errors: { path: string[] }[] }>().errors[0]!.path, JSON.stringify(body)).toEqual(path);
     }
     expect((await messagesOf(tenant)).total).toBe(0);
+  });
+});
+
+describe("links to the participant's pages", () => {
+  /** A launched study with a screener and a consent form, and one participant of it with an email. */
+  async function studyWithPages(tenant: Tenant, address: string) {
+    const form = await call(service, 'POST', '/consent-forms', {
+      token: tenant.token,
+      body: { name: 'Interview consent', title: 'Taking part', body: 'We record the call.', language: 'en', requiredStatements: [{ id: 'take-part', text: 'I agree to take part' }], optionalChoices: [] },
+    });
+    expect(form.statusCode, form.body).toBe(201);
+    const consentFormId = form.json<{ consentFormId: string }>().consentFormId;
+    const studyId = await createStudy(service, tenant, { studyType: 'INTERVIEWS', screener: true, launch: true, studyPlan: { externalName: 'Paying online', consentFormId } });
+    const person = await createPerson(service, tenant, { email: address, firstName: 'Ada' });
+    const [participant] = await addParticipants(service, tenant, studyId, [person.personId]);
+    return { studyId, participantId: participant!.participantId };
+  }
+  const linksIn = (text: string) => [...text.matchAll(/https:\/\/[^\s]+\/p\/([A-Za-z0-9_-]{43})/g)].map((match) => new URL(match[0]).pathname);
+  const linksOfMessage = (messageId: string) => service.deps.db.selectFrom('participant_links').where('message_id', '=', messageId).select(['purpose', 'participant_id']).orderBy('purpose').execute();
+
+  it("puts the participant's own screener and consent links in the message; each opens that person's page", async () => {
+    const tenant = await createTenant(service);
+    const address = email('links');
+    const { studyId, participantId } = await studyWithPages(tenant, address);
+    const templateId = await createTemplate(service, tenant, {
+      name: 'Screener',
+      subject: 'Tell us about you',
+      textBody: 'Answer: {{ links.screener }}\nSign: {{ links.consent }}',
+      htmlBody: '<a href="{{ links.screener }}">Answer</a>',
+    });
+    const sent = await sendMessages(service, tenant, studyId, { templateId, participantIds: [participantId] });
+    expect(sent.statusCode, sent.body).toBe(200);
+    expect(await runMail(service, tenant)).toMatchObject({ sent: 1 });
+    const [mail] = receiver.to(address);
+    const [screenerPath, consentPath] = linksIn(mail!.parsed.text!);
+    expect(screenerPath).toBeDefined();
+    expect(consentPath).toBeDefined();
+    expect(screenerPath).not.toBe(consentPath);
+    // The HTML body carries the same screener link as the text: one link per message and purpose.
+    expect(String(mail!.parsed.html)).toContain(screenerPath);
+    const { messageId } = (await messagesOf(tenant)).results[0]!;
+    expect(await linksOfMessage(messageId)).toEqual([
+      { purpose: 'CONSENT', participant_id: participantId },
+      { purpose: 'SCREENER', participant_id: participantId },
+    ]);
+    const page = await service.app.inject({ method: 'GET', url: screenerPath! });
+    expect(page.statusCode, page.body).toBe(200);
+    expect(page.body).toContain('How often do you shop online?');
+  });
+
+  it('a retried message carries new links and the links of the refused attempt open nothing', async () => {
+    const tenant = await createTenant(service);
+    const address = email('relink');
+    const { studyId, participantId } = await studyWithPages(tenant, address);
+    const templateId = await createTemplate(service, tenant, { name: 'Screener', subject: 'Tell us', textBody: 'Answer: {{ links.screener }}' });
+    await sendMessages(service, tenant, studyId, { templateId, participantIds: [participantId] });
+    receiver.refuseNextData(1, { code: 451, message: '4.3.0 Try again later' });
+    const started = service.deps.clock.now();
+    expect(await runMail(service, tenant)).toMatchObject({ retrying: 1 });
+    const { messageId } = (await messagesOf(tenant)).results[0]!;
+    // The refused mail's link was made (its token went out in the refused DATA only).
+    const firstLinks = await service.deps.db.selectFrom('participant_links').where('message_id', '=', messageId).select('link_id').execute();
+    expect(firstLinks).toHaveLength(1);
+    try {
+      await callTestHelper(service, 'POST', '/clock', { body: { now: new Date(started.getTime() + 2 * mailRetryDelaysSeconds[0] * 1000).toISOString() } });
+      expect(await runMail(service, tenant)).toMatchObject({ sent: 1 });
+    } finally {
+      await callTestHelper(service, 'DELETE', '/clock');
+    }
+    const [secondPath] = linksIn(receiver.to(address)[0]!.parsed.text!);
+    const secondLinks = await service.deps.db.selectFrom('participant_links').where('message_id', '=', messageId).select('link_id').execute();
+    expect(secondLinks).toHaveLength(1);
+    expect(secondLinks[0]!.link_id).not.toBe(firstLinks[0]!.link_id);
+    expect((await service.app.inject({ method: 'GET', url: secondPath! })).statusCode).toBe(200);
+  });
+
+  it('moves the participant to SCREENER_SENT with a message that carries the screener link', async () => {
+    const tenant = await createTenant(service);
+    const address = email('move');
+    const { studyId, participantId } = await studyWithPages(tenant, address);
+    const templateId = await createTemplate(service, tenant, { name: 'Screener', subject: 'Tell us', textBody: 'Answer: {{ links.screener }}' });
+    const moved = await call(service, 'PATCH', `/studies/${studyId}/participants/${participantId}`, { token: tenant.token, body: { screenerState: 'SCREENER_SENT', sendMessage: { templateId } } });
+    expect(moved.statusCode, moved.body).toBe(200);
+    expect(moved.json()).toMatchObject({ screenerState: 'SCREENER_SENT', message: { status: 'QUEUED' } });
+    expect(await runMail(service, tenant)).toMatchObject({ sent: 1 });
+    const [path] = linksIn(receiver.to(address)[0]!.parsed.text!);
+    expect((await service.app.inject({ method: 'GET', url: path! })).statusCode).toBe(200);
   });
 });
 

@@ -13,6 +13,9 @@ import { optOutWithin } from '../people/service.js';
 import * as queries from './queries.js';
 import { notSentReasons, type NotSentReason, type QueueResult, queueMessages, type Recipient } from './outbox.js';
 import { parseTemplate } from './template-language.js';
+import { findAnswerableScreener } from '../studies/service.js';
+import { findServableConsentForm } from '../consent-forms/service.js';
+import { studyExists } from '../studies/queries.js';
 import { publicDetail } from './delivery-errors.js';
 
 const notSentReasonCodes = Object.keys(notSentReasons);
@@ -30,16 +33,34 @@ export const MAX_PARTICIPANT_IDS = 1_000;
  */
 export const MAX_RECIPIENTS_PER_SEND = 50_000;
 
-/** The template of a send, or 404 naming `path`. Templates using links the service does not serve yet are refused. */
-async function sendableTemplate(db: Kysely<DB>, workspaceId: string, templateId: string, path: string[]) {
+/** The links a template may carry that name one participant's page, and what the study must have for each. */
+const participantPageLinks = ['links.screener', 'links.consent'] as const;
+
+/**
+ * The template of a send about `studyId`, or 404 naming `path`. A template that uses a link the
+ * service does not serve yet (`links.scheduling`) is refused, and so is one whose participant
+ * link would open a page with nothing to do: `links.screener` for a study without a screener
+ * question, `links.consent` for a study whose plan names no consent form of the workspace.
+ */
+async function sendableTemplate(db: Kysely<DB>, workspaceId: string, templateId: string, studyId: string, path: string[]) {
   const template = await queries.findTemplate(db, workspaceId, templateId);
   if (!template) throw notFound('Message template', path);
   const sources = { subject: template.subject, textBody: template.text_body, htmlBody: template.html_body } as const;
+  const used = new Set<string>();
   for (const [field, source] of Object.entries(sources)) {
     if (source === null) continue;
     const { variables } = await parseTemplate(field as 'subject', source);
-    for (const link of ['links.screener', 'links.scheduling'] as const) {
-      if (variables.has(link)) throw badRequest(`The template's ${field} uses ${link}, a link this service does not serve yet: such a template can be previewed, not sent`, path);
+    if (variables.has('links.scheduling')) throw badRequest(`The template's ${field} uses links.scheduling, a link this service does not serve yet: such a template can be previewed, not sent`, path);
+    for (const link of participantPageLinks) if (variables.has(link)) used.add(link);
+  }
+  // An unknown study is left to the caller's 404 naming studyId.
+  if (used.has('links.screener') && (await studyExists(db, workspaceId, studyId)) && !(await findAnswerableScreener(db, workspaceId, studyId))?.questions.length) {
+    throw badRequest('The template uses links.screener, but the study has no screener question to answer: define its screener (PUT /studies/{studyId}/screener) first', path);
+  }
+  if (used.has('links.consent')) {
+    const study = await db.selectFrom('studies').where('workspace_id', '=', workspaceId).where('study_id', '=', studyId).select(sql<string | null>`plan->>'consentFormId'`.as('consent_form_id')).executeTakeFirst();
+    if (study && !(await findServableConsentForm(db, workspaceId, study.consent_form_id))) {
+      throw badRequest("The template uses links.consent, but the study's plan names no consent form of this workspace (studyPlan.consentFormId)", path);
     }
   }
   return template;
@@ -67,7 +88,7 @@ export async function sendToParticipants(context: CallContext, cursors: CursorCo
   const { workspaceId } = context;
   if (body.participantIds !== undefined && body.filter !== undefined) throw badRequest('Give participantIds or filter, not both', ['filter']);
   if (body.participantIds === undefined && body.filter === undefined) throw badRequest('Give participantIds (the participants to send to) or filter (a RootFilter over the study\'s participants)', ['participantIds']);
-  const template = await sendableTemplate(context.db, workspaceId, body.templateId, ['templateId']);
+  const template = await sendableTemplate(context.db, workspaceId, body.templateId, studyId, ['templateId']);
   return inTransaction(context.db, async (db) => {
     const study = await db.selectFrom('studies').where('workspace_id', '=', workspaceId).where('study_id', '=', studyId).select('study_id').forShare().executeTakeFirst();
     if (!study) throw notFound('Study', ['studyId']);
@@ -114,8 +135,8 @@ export interface MoveMessage {
 }
 
 /** Checks a move's `sendMessage` before its transaction: the template exists and can be sent. */
-export async function checkMoveTemplate(context: Pick<CallContext, 'db' | 'workspaceId'>, templateId: string) {
-  return sendableTemplate(context.db, context.workspaceId, templateId, ['sendMessage', 'templateId']);
+export async function checkMoveTemplate(context: Pick<CallContext, 'db' | 'workspaceId'>, templateId: string, studyId: string) {
+  return sendableTemplate(context.db, context.workspaceId, templateId, studyId, ['sendMessage', 'templateId']);
 }
 
 /**

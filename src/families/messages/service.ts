@@ -96,6 +96,7 @@ export async function deleteTemplate(context: CallContext, templateId: string): 
 
 const placeholderLinks: TemplateValues['links'] = {
   screener: `${PLACEHOLDER_LINK_BASE}/screener`,
+  consent: `${PLACEHOLDER_LINK_BASE}/consent`,
   scheduling: `${PLACEHOLDER_LINK_BASE}/scheduling`,
   unsubscribe: `${PLACEHOLDER_LINK_BASE}/unsubscribe`,
 };
@@ -144,7 +145,7 @@ export async function previewTemplate(context: CallContext, templateId: string, 
     subject,
     textBody,
     htmlBody,
-    placeholders: (['links.screener', 'links.scheduling', 'links.unsubscribe'] as const).filter((variable) => used.has(variable)),
+    placeholders: (['links.screener', 'links.consent', 'links.scheduling', 'links.unsubscribe'] as const).filter((variable) => used.has(variable)),
   };
 }
 

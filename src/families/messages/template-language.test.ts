@@ -6,7 +6,7 @@ const values: TemplateValues = {
   person: { firstName: 'Ada <b>', lastName: 'Lovelace', fullName: 'Ada <b> Lovelace', email: 'ada@example.org' },
   study: { externalName: 'Paying & "online"', externalDescription: '' },
   workspace: { name: 'Acme' },
-  links: { screener: 'https://x.invalid/s', scheduling: 'https://x.invalid/b', unsubscribe: 'https://x.invalid/u' },
+  links: { screener: 'https://x.invalid/s', consent: 'https://x.invalid/c', scheduling: 'https://x.invalid/b', unsubscribe: 'https://x.invalid/u' },
 };
 
 async function refusal(field: TemplateField, source: string) {

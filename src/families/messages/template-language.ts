@@ -35,7 +35,8 @@ export const variableCatalogue = [
   { name: 'study.externalName', description: "The study's name as participants see it (its plan's `externalName`); empty when none, or no study.", example: 'Tell us about paying online' },
   { name: 'study.externalDescription', description: "The study's description as participants see it; empty when none, or no study.", example: 'A 30-minute video call about how you pay online.' },
   { name: 'workspace.name', description: "The workspace's name: the team the message comes from.", example: 'Acme Research' },
-  { name: 'links.screener', description: "The person's link to the study's screener.", example: 'https://recruit.example.com/s/…' },
+  { name: 'links.screener', description: "The person's own link to the study's screener (made when the message is sent; one per message).", example: 'https://recruit.example.com/p/…' },
+  { name: 'links.consent', description: "The person's own link to sign the study's consent form (made when the message is sent; one per message).", example: 'https://recruit.example.com/p/…' },
   { name: 'links.scheduling', description: "The person's link to schedule a session of the study.", example: 'https://recruit.example.com/b/…' },
   { name: 'links.unsubscribe', description: "The person's one-click unsubscribe link.", example: 'https://recruit.example.com/u/…' },
 ] as const satisfies readonly VariableDescription[];
@@ -49,7 +50,7 @@ export interface TemplateValues {
   person: { firstName: string; lastName: string; fullName: string; email: string };
   study: { externalName: string; externalDescription: string };
   workspace: { name: string };
-  links: { screener: string; scheduling: string; unsubscribe: string };
+  links: { screener: string; consent: string; scheduling: string; unsubscribe: string };
 }
 
 export type TemplateField = 'subject' | 'textBody' | 'htmlBody';
@@ -280,7 +281,7 @@ const exampleValues = (): TemplateValues => {
     person: { firstName: example['person.firstName'], lastName: example['person.lastName'], fullName: example['person.fullName'], email: example['person.email'] },
     study: { externalName: example['study.externalName'], externalDescription: example['study.externalDescription'] },
     workspace: { name: example['workspace.name'] },
-    links: { screener: example['links.screener'], scheduling: example['links.scheduling'], unsubscribe: example['links.unsubscribe'] },
+    links: { screener: example['links.screener'], consent: example['links.consent'], scheduling: example['links.scheduling'], unsubscribe: example['links.unsubscribe'] },
   };
 };
 

@@ -47,6 +47,10 @@ export async function touchLink(db: Kysely<DB>, workspaceId: string, linkId: str
   await db.updateTable('participant_links').set({ last_used_at: at }).where('workspace_id', '=', workspaceId).where('link_id', '=', linkId).execute();
 }
 
+export async function deleteLink(db: Kysely<DB>, workspaceId: string, linkId: string): Promise<void> {
+  await db.deleteFrom('participant_links').where('workspace_id', '=', workspaceId).where('link_id', '=', linkId).execute();
+}
+
 /** A message's earlier links (a retried message gets a new one: the token of the old is unknown once sent). */
 export async function deleteLinksOfMessage(db: Kysely<DB>, workspaceId: string, messageId: string): Promise<void> {
   await db.deleteFrom('participant_links').where('workspace_id', '=', workspaceId).where('message_id', '=', messageId).execute();
@@ -60,11 +64,12 @@ export async function deleteLinksOfPeople(transaction: Kysely<DB>, batch: RawBui
 export interface LinkPageFacts {
   workspaceName: string;
   studyStatus: 'DRAFT' | 'ACTIVE' | 'PAUSED' | 'CLOSED';
-  studyPlan: { externalName?: string; name?: string; language?: string; externalDescription?: string; brandingConfigId?: string };
+  studyPlan: { externalName?: string; name?: string; language?: string; externalDescription?: string; consentFormId?: string; consentBeforeScreener?: boolean; brandingConfigId?: string };
   screenerState: string;
   screenerSubmittedAt: string | null;
   participantStatus: string;
   personOptedOut: boolean;
+  personId: string;
 }
 
 /**
@@ -80,7 +85,7 @@ export async function findLinkPageFacts(db: Kysely<DB>, workspaceId: string, par
     .innerJoin('workspaces as w', 'w.workspace_id', 'pa.workspace_id')
     .where('pa.workspace_id', '=', workspaceId)
     .where('pa.participant_id', '=', participantId)
-    .select(['w.name as workspace_name', 's.status', 's.plan', 'pa.screener_state', 'pa.screener_submitted_at', 'pa.status as participant_status', 'pe.is_opted_out'])
+    .select(['w.name as workspace_name', 's.status', 's.plan', 'pa.screener_state', 'pa.screener_submitted_at', 'pa.status as participant_status', 'pe.is_opted_out', 'pa.person_id'])
     .executeTakeFirst();
   if (!row) return undefined;
   return {
@@ -91,6 +96,7 @@ export async function findLinkPageFacts(db: Kysely<DB>, workspaceId: string, par
     screenerSubmittedAt: row.screener_submitted_at,
     participantStatus: row.participant_status,
     personOptedOut: row.is_opted_out,
+    personId: row.person_id,
   };
 }
 

@@ -1,8 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 
-export const LinkPurpose = Type.Union([Type.Literal('SCREENER')], {
+export const LinkPurpose = Type.Union([Type.Literal('SCREENER'), Type.Literal('CONSENT'), Type.Literal('WITHDRAWAL')], {
   description:
-    "What the link opens: SCREENER, the study's screener (the participant's answers). The consent and withdrawal pages are not served yet; their links will be made by this operation too.",
+    "What the link opens: SCREENER, the study's screener (then its consent form, when the study plan's consentFormId names one of the workspace's consent forms); " +
+    "CONSENT, the consent form straight away; WITHDRAWAL, the page where the person withdraws their consent to the study (it never expires, and shows only the study's public name). " +
+    "The signed copy's email carries a WITHDRAWAL link of its own.",
 });
 
 export const IssueLinkBody = Type.Object({ purpose: LinkPurpose }, { additionalProperties: false, examples: [{ purpose: 'SCREENER' }] });

@@ -97,5 +97,7 @@ export async function resolveLink(ownerDb: Kysely<DB>, token: string, now: strin
 }
 
 export const touchLink = queries.touchLink;
+/** A link of no use (the email that would carry it was not sent). */
+export const deleteLink = queries.deleteLink;
 export const deleteLinksOfMessage = queries.deleteLinksOfMessage;
 export const deleteLinksOfPeople = queries.deleteLinksOfPeople;

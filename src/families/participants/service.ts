@@ -15,7 +15,7 @@ import { studyExists } from '../studies/queries.js';
 import * as queries from './queries.js';
 import type { UpdateParticipantBody } from './requests.js';
 import type { Participant as ParticipantSchema } from './schemas.js';
-import { refusedMove, studyKindOf } from './states.js';
+import { refusedMove, statusMoves, studyKindOf } from './states.js';
 import { checkMoveTemplate, type MoveMessage, queueMoveMessage } from '../messages/sending.js';
 import type { OutboxEvent } from '../webhooks/events.js';
 import { recordEvents } from '../webhooks/outbox.js';
@@ -209,7 +209,7 @@ export async function updateParticipant(context: CallContext, studyId: string, p
   if (body.sendMessage !== undefined && body.status !== 'INVITED' && body.screenerState !== 'SCREENER_SENT') {
     throw badRequest('sendMessage goes with a move that reaches out: status INVITED or screenerState SCREENER_SENT', ['sendMessage']);
   }
-  const template = body.sendMessage === undefined ? undefined : await checkMoveTemplate(context, body.sendMessage.templateId);
+  const template = body.sendMessage === undefined ? undefined : await checkMoveTemplate(context, body.sendMessage.templateId, studyId);
   return inTransaction(context.db, async (db) => {
     const study = await queries.findStudyFacts(db, workspaceId, studyId, { lock: true });
     if (!study) throw notFound('Study', ['studyId']);
@@ -408,4 +408,26 @@ export async function recordScreenerSubmission(
     at,
   );
   return { personId: participant.person_id, screenerState: final };
+}
+
+/**
+ * For the consent family: the person withdrew their consent to the study (the withdrawal link of
+ * the participant's page). The participant moves to CANCELED where the state table allows it
+ * (from NOT_STARTED, INVITED, SCHEDULED and NO_SHOW), with a status event (no user: the person did
+ * it) and its webhook, in the caller's transaction. A COMPLETED participant took part already and
+ * stays COMPLETED (the table allows no move from it but hiding; the consent's withdrawal and its
+ * `consent.withdrawn` event tell the team), a CANCELED one is there already, and a HIDDEN one
+ * stays hidden. Answers the move made, if any.
+ */
+export async function recordWithdrawal(transaction: Kysely<DB>, workspaceId: string, studyId: string, participantId: string, at: string): Promise<{ from: string; to: 'CANCELED' } | undefined> {
+  if (!transaction.isTransaction) throw new Error('A withdrawal is recorded in the transaction of the consent: pass a transaction');
+  const participant = await queries.lockParticipant(transaction, workspaceId, studyId, participantId);
+  if (!participant || participant.status === 'HIDDEN' || !statusMoves[participant.status].includes('CANCELED')) return undefined;
+  const from = participant.status;
+  await queries.updateParticipant(transaction, workspaceId, participantId, { status: 'CANCELED', updated_at: at });
+  await queries.insertStatusEvents(transaction, [
+    { field: 'status', from_value: from, to_value: 'CANCELED', is_contact: false, workspace_id: workspaceId, study_id: studyId, participant_id: participantId, person_id: participant.person_id, user_id: null, occurred_at: at },
+  ]);
+  await recordEvents(transaction, workspaceId, [{ type: 'participant.status_changed', data: { studyId, participantId, personId: participant.person_id, from, to: 'CANCELED' } }], at);
+  return { from, to: 'CANCELED' };
 }

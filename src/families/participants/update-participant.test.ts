@@ -351,6 +351,11 @@ describe('PATCH /studies/{studyId}/participants/{participantId}: events and book
         recorded_by_user_id: tenant.userId,
         submitted_at: '2026-11-23T09:00:00.000Z',
         created_at: '2026-11-23T09:00:00.000Z',
+        signed_name: null,
+        choices: null,
+        link_id: null,
+        copy_sent_at: null,
+        withdrawn_at: null,
       },
     ]);
 

@@ -6,6 +6,7 @@ import { createProperties } from '../../../test/people-factory.js';
 import { type SmtpReceiver, smtpConfig, startSmtpReceiver } from '../../../test/smtp-receiver.js';
 import { createTemplate, runMail } from '../messages/test-support.js';
 import { createForm, submit } from '../signups/test-support.js';
+import { submitScreener } from '../screener-responses/service.js';
 
 /**
  * Issue 32, item 1: personal data reaches no one without the right, through any field. Every read
@@ -52,6 +53,30 @@ describe('a token without the personal-data right', () => {
     await call(service, 'POST', `/studies/${studyId}/launch`, { token: tenant.token });
     const added = await call(service, 'POST', `/studies/${studyId}/participants`, { token: tenant.token, body: { personIds: [personId, otherId] } });
     const [participantId, otherParticipantId] = added.json<{ results: { participantId: string }[] }>().results.map((result) => result.participantId);
+    // The person answers the screener: a question mapped to the PII property, and an email question.
+    const screener = await call(service, 'PUT', `/studies/${studyId}/screener`, {
+      token: tenant.token,
+      body: {
+        questions: [
+          { key: 'secret', name: 'Your secret', type: 'SHORT_FORM', isRequired: true, mappedToPropertyId: Secret },
+          { key: 'mail', name: 'Your email', type: 'EMAIL', isRequired: true },
+        ],
+      },
+    });
+    expect(screener.statusCode, screener.body).toBe(200);
+    const questionIds = await service.deps.db.selectFrom('screener_questions').select(['question_key', 'question_id']).where('workspace_id', '=', tenant.workspaceId).execute();
+    const questionOf = (key: string) => questionIds.find((question) => question.question_key === key)!.question_id;
+    const answered = await submitScreener(service.deps.db, {
+      workspaceId: tenant.workspaceId,
+      studyId,
+      participantId: participantId!,
+      linkId: 'lnk_walk',
+      answers: { [questionOf('secret')]: values.secret, [questionOf('mail')]: values.email },
+      startedAt: null,
+      suspectedBot: false,
+      at: new Date().toISOString(),
+    });
+    expect(answered.kind).toBe('RECORDED');
     const templateId = await createTemplate(service, tenant);
     receiver.refuseRecipient(values.bounced, { code: 550, message: `5.1.1 <${values.bounced}> ${values.firstName} unknown` });
     expect((await call(service, 'POST', `/studies/${studyId}/messages`, { token: tenant.token, body: { templateId, participantIds: [participantId, otherParticipantId] } })).statusCode).toBe(200);
@@ -89,7 +114,7 @@ describe('a token without the personal-data right', () => {
       for (const name of names) expect(ids[name], `a value for {${name}} of GET ${path}`).toBeDefined();
       reads.push(names.reduce((url, name) => url.replace(`{${name}}`, encodeURIComponent(ids[name]!)), path.replace(/^\/v1/, '')));
     }
-    expect(reads).toEqual(expect.arrayContaining(['/messages', `/messages/${ids.messageId}`, `/people/${personId}`, `/incentives/${ids.incentiveId}`, `/studies/${studyId}/participants/${participantId}`]));
+    expect(reads).toEqual(expect.arrayContaining(['/messages', `/messages/${ids.messageId}`, `/people/${personId}`, `/incentives/${ids.incentiveId}`, `/studies/${studyId}/participants/${participantId}`, `/studies/${studyId}/participants/${participantId}/screener-response`, `/studies/${studyId}/screener-responses/export`]));
 
     const answers: [string, string][] = [];
     for (const url of reads) {
@@ -112,6 +137,7 @@ describe('a token without the personal-data right', () => {
     // The same reads with the right do show the values (or this walk would prove nothing).
     expect((await call(service, 'GET', `/people/${personId}`, { token: tenant.token })).body).toContain(values.firstName);
     expect((await call(service, 'GET', '/messages', { token: tenant.token, query: { personId } })).json<{ total: number }>().total).toBe(1);
+    expect((await call(service, 'GET', `/studies/${studyId}/screener-responses/export`, { token: tenant.token })).body).toContain(values.secret);
     for (const [what, body] of answers) {
       for (const value of Object.values(values)) expect(body.toLowerCase(), `${what} holds ${value}`).not.toContain(value.toLowerCase());
     }

@@ -6,6 +6,13 @@ import { writeAnsweredValues } from '../people/writer.js';
 import { type AnswerError, type AnswerValue, evaluateScreener, type ScreenerOutcome } from '../studies/screener-rules.js';
 import { type AnswerableQuestion, findAnswerableScreener } from '../studies/service.js';
 import * as queries from './queries.js';
+import type { CallContext as SharedCallContext } from '../../context.js';
+import { forbidden, notFound } from '../../http/errors.js';
+import { MASKED_EMAIL, MASKED_TEXT } from '../../http/masking.js';
+import type { KeysetRows } from '../../http/pagination.js';
+import { studyExists } from '../studies/queries.js';
+import { yesNoChoices } from '../studies/screener-rules.js';
+import { csvNumber, csvRecord, csvText } from './csv.js';
 
 export interface ScreenerSubmission {
   workspaceId: string;
@@ -79,4 +86,231 @@ export async function submitScreener(db: Kysely<DB>, submission: ScreenerSubmiss
     return { kind: 'RECORDED', outcome };
   });
 }
-export { eraseResponsesOfPeople } from './queries.js';
+export { eraseResponsesOfPeople, recordScreenerStarted } from './queries.js';
+
+// ---------------------------------------------------------------------------------------------
+// Answers for the team (issue 33, item 4)
+
+export type CallContext = Pick<SharedCallContext, 'db' | 'workspaceId' | 'canReadPersonalData' | 'canReadScreeners'>;
+
+/** The right the answers need beside participants:read: a token made with --no-screeners sees no screener, so neither its questions nor their answers. */
+export const SCREENERS_RIGHT = 'screeners';
+
+export interface PresentedAnswer {
+  questionId: string;
+  questionKey: string;
+  revision: number;
+  text: string;
+  type: string;
+  choices: { id: string; label: string }[] | null;
+  value: unknown;
+  choiceLabels: string[] | null;
+  masked: boolean;
+}
+
+export interface PresentedResponse {
+  participantId: string;
+  studyId: string;
+  personId: string;
+  revision: number;
+  outcome: queries.ResponseRow['outcome'];
+  decidedBy: queries.ResponseRow['decided_by'];
+  suspectedBot: boolean;
+  startedAt: string | null;
+  submittedAt: string;
+  secondsToComplete: number | null;
+  answers: PresentedAnswer[];
+}
+
+function refuseWithoutScreeners(context: CallContext): void {
+  if (!context.canReadScreeners) throw forbidden(SCREENERS_RIGHT);
+}
+
+export async function checkStudy(context: CallContext, studyId: string): Promise<void> {
+  if (!(await studyExists(context.db, context.workspaceId, studyId))) throw notFound('Study', ['studyId']);
+}
+
+const choicesOf = (answer: queries.AnswerRow) => (answer.type === 'YES_NO' ? (answer.choices ?? yesNoChoices) : answer.choices);
+
+/**
+ * What masking the answers need for this token: without the personal-data right, the answers to
+ * questions mapped to a property flagged isPII or isPHI (or to a property since deleted), and
+ * every answer to an EMAIL or PHONE_NUMBER question (an address or a number is personal data
+ * wherever it is kept, as a person's email and phone are).
+ */
+async function maskingOf(context: CallContext, answers: readonly queries.AnswerRow[]): Promise<(answer: queries.AnswerRow) => string | undefined> {
+  if (context.canReadPersonalData) return () => undefined;
+  const mapped = [...new Set(answers.flatMap((answer) => (answer.mapped_to_property_id === null ? [] : [answer.mapped_to_property_id])))];
+  const personal = await queries.findPersonalProperties(context.db, context.workspaceId, mapped);
+  return (answer) => {
+    if (answer.type === 'EMAIL') return MASKED_EMAIL;
+    if (answer.type === 'PHONE_NUMBER' || (answer.mapped_to_property_id !== null && personal.has(answer.mapped_to_property_id))) return MASKED_TEXT;
+    return undefined;
+  };
+}
+
+function presentAnswer(answer: queries.AnswerRow, mask: string | undefined): PresentedAnswer {
+  const choices = choicesOf(answer)?.map((choice) => ({ id: choice.id, label: choice.label })) ?? null;
+  const picked = mask === undefined && choices !== null ? (Array.isArray(answer.value) ? answer.value : [answer.value]).map(String) : null;
+  return {
+    questionId: answer.question_id,
+    questionKey: answer.question_key,
+    revision: answer.revision,
+    text: answer.name,
+    type: answer.type,
+    choices,
+    value: mask ?? answer.value,
+    choiceLabels: picked === null ? null : picked.map((id) => choices!.find((choice) => choice.id === id)?.label ?? id),
+    masked: mask !== undefined,
+  };
+}
+
+/** Responses with their answers (one query for all of them) and masking, in the order given. */
+async function presentResponses(context: CallContext, rows: readonly queries.ResponseRow[]): Promise<PresentedResponse[]> {
+  const answers = await queries.findAnswersOf(
+    context.db,
+    context.workspaceId,
+    rows.map((row) => row.participant_id),
+  );
+  const mask = await maskingOf(context, answers);
+  const byParticipant = new Map<string, PresentedAnswer[]>();
+  for (const answer of answers) {
+    const list = byParticipant.get(answer.participant_id) ?? [];
+    list.push(presentAnswer(answer, mask(answer)));
+    byParticipant.set(answer.participant_id, list);
+  }
+  return rows.map((row) => ({
+    participantId: row.participant_id,
+    studyId: row.study_id,
+    personId: row.person_id,
+    revision: row.revision,
+    outcome: row.outcome,
+    decidedBy: row.decided_by,
+    suspectedBot: row.suspected_bot,
+    startedAt: row.started_at,
+    submittedAt: row.submitted_at,
+    secondsToComplete: row.seconds_to_complete,
+    answers: byParticipant.get(row.participant_id) ?? [],
+  }));
+}
+
+/** GET /studies/{studyId}/participants/{participantId}/screener-response. */
+export async function getResponse(context: CallContext, studyId: string, participantId: string): Promise<PresentedResponse> {
+  refuseWithoutScreeners(context);
+  const row = await queries.findResponse(context.db, context.workspaceId, studyId, participantId);
+  if (!row) {
+    await checkStudy(context, studyId);
+    if (!(await queries.participantOfStudyExists(context.db, context.workspaceId, studyId, participantId))) throw notFound('Participant', ['participantId']);
+    throw notFound('Screener response', ['participantId']);
+  }
+  return (await presentResponses(context, [row]))[0]!;
+}
+
+/** GET /studies/{studyId}/screener-responses: a page after a participant id (the study is checked first). */
+export async function listResponses(context: CallContext, studyId: string, outcome: string | undefined, afterParticipantId: string | undefined, size: number): Promise<KeysetRows<PresentedResponse>> {
+  refuseWithoutScreeners(context);
+  await checkStudy(context, studyId);
+  const { rows, total } = await queries.listResponses(context.db, context.workspaceId, studyId, outcome, afterParticipantId, size);
+  return { rows: await presentResponses(context, rows.slice(0, size)), hasNextPage: rows.length > size, total };
+}
+
+/** Responses written to the CSV a batch at a time: each batch one query of responses and one of their answers. */
+const EXPORT_BATCH = 500;
+
+const fixedColumns = ['participantId', 'personId', 'submittedAt', 'startedAt', 'secondsToComplete', 'outcome', 'decidedBy', 'suspectedBot', 'revision'];
+
+/** An answer as one CSV cell: choices by their labels (several joined by "; "), numbers as numbers, texts neutralised. */
+function answerCell(answer: PresentedAnswer): string {
+  if (answer.masked) return csvText(String(answer.value));
+  if (answer.choiceLabels !== null) return csvText(answer.choiceLabels.join('; '));
+  if (typeof answer.value === 'number') return csvNumber(answer.value);
+  return csvText(Array.isArray(answer.value) ? answer.value.join('; ') : String(answer.value));
+}
+
+/**
+ * The study's responses as CSV records, streamed: a header, then one record per response in
+ * participant id order. Columns: the response's own fields, then one per question (by its key,
+ * across revisions): the current revision's in their order, then older questions no longer asked,
+ * newest first. Each question column is headed by its latest text (its key added when two share
+ * a text). Checks come first (403, 404), so an error is an answer, not a broken download.
+ */
+export async function exportResponses(context: CallContext, studyId: string, outcome: string | undefined): Promise<AsyncIterable<string>> {
+  refuseWithoutScreeners(context);
+  await checkStudy(context, studyId);
+  const questions = await queries.findQuestionColumns(context.db, context.workspaceId, studyId);
+  const keys: string[] = [];
+  const texts = new Map<string, string>();
+  for (const question of questions) {
+    if (texts.has(question.question_key)) continue;
+    keys.push(question.question_key);
+    texts.set(question.question_key, question.name);
+  }
+  const shared = new Set([...texts.values()].filter((text, index, all) => all.indexOf(text) !== index));
+  const headers = [...fixedColumns, ...keys.map((key) => (shared.has(texts.get(key)!) ? `${texts.get(key)!} (${key})` : texts.get(key)!))];
+  return (async function* () {
+    yield csvRecord(headers.map(csvText));
+    let after: string | undefined;
+    for (;;) {
+      const { rows } = await queries.listResponses(context.db, context.workspaceId, studyId, outcome, after, EXPORT_BATCH, { count: false });
+      const batch = rows.slice(0, EXPORT_BATCH);
+      if (batch.length === 0) return;
+      const presented = await presentResponses(context, batch);
+      let text = '';
+      for (const response of presented) {
+        const byKey = new Map(response.answers.map((answer) => [answer.questionKey, answer]));
+        const cells = [
+          csvText(response.participantId),
+          csvText(response.personId),
+          csvText(response.submittedAt),
+          csvText(response.startedAt ?? ''),
+          response.secondsToComplete === null ? '' : csvNumber(response.secondsToComplete),
+          csvText(response.outcome),
+          csvText(JSON.stringify(response.decidedBy)),
+          response.suspectedBot ? 'true' : 'false',
+          csvNumber(response.revision),
+          ...keys.map((key) => {
+            const answer = byKey.get(key);
+            return answer === undefined ? '' : answerCell(answer);
+          }),
+        ];
+        text += csvRecord(cells);
+      }
+      yield text;
+      if (rows.length <= EXPORT_BATCH) return;
+      after = batch.at(-1)!.participant_id;
+    }
+  })();
+}
+
+export interface ScreenerFunnel {
+  studyId: string;
+  participants: number;
+  sent: number;
+  opened: number;
+  started: number;
+  submitted: number;
+  qualified: number;
+  disqualified: number;
+  needsReview: number;
+  overQuota: number;
+  quotaGroups: { name: string; participants: number }[];
+}
+
+/** GET /studies/{studyId}/screener-funnel: counts only, so the screeners right is not needed. */
+export async function getFunnel(context: CallContext, studyId: string): Promise<ScreenerFunnel> {
+  await checkStudy(context, studyId);
+  const [counts, quotaGroups] = await Promise.all([queries.countFunnel(context.db, context.workspaceId, studyId), queries.countQuotaGroups(context.db, context.workspaceId, studyId)]);
+  return {
+    studyId,
+    participants: counts.participants,
+    sent: counts.sent,
+    opened: counts.opened,
+    started: counts.started,
+    submitted: counts.submitted,
+    qualified: counts.qualified,
+    disqualified: counts.disqualified,
+    needsReview: counts.needs_review,
+    overQuota: counts.over_quota,
+    quotaGroups,
+  };
+}

@@ -39,6 +39,12 @@ const studyPlanInputProperties = {
   researchPlanUrl: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000, description: 'An http(s) URL.' })),
   participationLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   consentFormId: Type.Optional(Text({ minLength: 1, maxLength: 200 })),
+  consentBeforeScreener: Type.Optional(
+    Type.Boolean({
+      description:
+        "Where the participant's page asks for consent (when consentFormId names a consent form of the workspace): true, before the screener's questions; false (the default), after a qualifying answer (or one left for review).",
+    }),
+  ),
   incentive: Type.Optional(IncentiveInput),
   includeScreener: Type.Optional(Type.Boolean({ description: 'true gives the study an empty screener of type SERVICE (whatever the study type) if it has none.' })),
   brandingConfigId: Type.Optional(
@@ -69,6 +75,7 @@ export const StudyPlan = Type.Object(
     researchPlanUrl: Type.Optional(Type.String()),
     participationLimit: Type.Optional(Type.Number()),
     consentFormId: Type.Optional(Type.String()),
+    consentBeforeScreener: Type.Optional(Type.Boolean()),
     incentive: Type.Optional(
       Type.Object({
         incentiveType: Type.Optional(literals(['MONEY_OR_GIFT_CARD', 'CUSTOM'] as const)),

@@ -6,6 +6,7 @@ import { patchParticipant } from '../../../test/participants-factory.js';
 import { startPrivateTestService } from '../../../test/private-database.js';
 import { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import { inTransaction } from '../../db/transaction.js';
+import { withdrawOnPage } from '../consent/page.js';
 import { runJobs, startImport } from '../imports/test-support.js';
 import { createForm, submitted } from '../signups/test-support.js';
 import { subscribableEventTypes } from './events.js';
@@ -104,6 +105,11 @@ describe('webhook delivery', () => {
     await startImport(service, tenant, 'email\nimported@example.test\n');
     await startImport(service, tenant, 'email\n"unterminated@example.test\n');
     await runJobs(service, tenant);
+    // consent.withdrawn: a study consent withdrawn as the participant's withdrawal page does
+    const consentStudy = await createStudy(service, tenant, { studyPlan: { name: 'Consented study', consentFormId: 'study-terms' } });
+    const consenting = await createParticipant(service, tenant, { studyId: consentStudy });
+    expect((await call(service, 'POST', '/consent-submissions', { token: tenant.token, body: { personId: consenting.personId, studyId: consentStudy } })).statusCode).toBe(201);
+    expect((await withdrawOnPage(service.deps.db, { workspaceId: tenant.workspaceId, studyId: consentStudy, participantId: consenting.participantId, at: new Date().toISOString() })).kind).toBe('WITHDRAWN');
     // signup.submitted, and consent.submitted (the form carried a consent)
     const form = await createForm(service, tenant, { consentFormId: 'panel-terms' });
     await submitted(service, form.signupFormId, { email: 'signup@example.test', consentFormId: 'panel-terms' });

@@ -76,6 +76,15 @@ export const eventCatalogue = {
     },
     { description: 'A consent was recorded: through POST /consent-submissions, with a public signup form, or by a participant update (`consentFormSubmitted`).' },
   ),
+  'consent.withdrawn': Type.Object(
+    {
+      consentSubmissionId: id('The consent withdrawn: its `withdrawnAt` is set.'),
+      personId: id('The person who withdrew it.'),
+      studyId: id('The study.'),
+      participantId: Type.Union([Type.String(), Type.Null()], { description: "The person's participant of the study; null when they take no part in it any more." }),
+    },
+    { description: "A person withdrew a study consent from the withdrawal link of their signed copy's email (the participant's page)." },
+  ),
   'webhook.test': Type.Object(
     { endpointId: id('The endpoint tested.'), message: Type.String() },
     { description: 'Sent by POST /webhook-endpoints/{endpointId}/test, to that endpoint only; never subscribed to.' },
