@@ -68,6 +68,8 @@ import { consentFormSchemas } from './families/consent-forms/schemas.js';
 import { screenerResponseSchemas } from './families/screener-responses/schemas.js';
 import { screenerResponsesRoutes } from './families/screener-responses/routes.js';
 import { consentFormsRoutes } from './families/consent-forms/routes.js';
+import { brandingSchemas } from './families/branding/schemas.js';
+import { brandingRoutes } from './families/branding/routes.js';
 import { Webhooks } from './families/webhooks/runtime.js';
 import { webhookDocumentation, webhookSchemas } from './families/webhooks/schemas.js';
 import type { Resolver } from './families/webhooks/targets.js';
@@ -223,7 +225,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter, operatorToken: config.testHelpers ? config.testHelpersToken : undefined });
   const heavyWork = new WorkspaceWorkLimiter({
@@ -293,6 +295,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       await v1.register(participantLinksRoutes, { deps });
       await v1.register(consentFormsRoutes, { deps });
       await v1.register(screenerResponsesRoutes, { deps });
+      await v1.register(brandingRoutes, { deps });
     },
     { prefix: apiPrefix },
   );

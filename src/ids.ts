@@ -99,6 +99,7 @@ export const idPrefixes = {
   signupSubmission: 'sgs',
   consentSubmission: 'cns',
   consentForm: 'cfm',
+  brandingConfig: 'brc',
   segment: 'seg',
   webhookEndpoint: 'whe',
   webhookMessage: 'msg',

@@ -16,8 +16,10 @@ const notWorkspaceOwned = new Set(['service_secrets', 'kysely_migration', 'kysel
  * with the needle's trigrams made an email CONTAINS at 1,000,000 people 5–8 ms instead of 0.9 ms.
  * And the participant links' token digest: a link is looked up by its token alone, before the
  * workspace is known (the token is what names it); the row found then says its workspace.
+ * And the branding configs' logo hash: a participant page's logo is fetched by its path, the
+ * image's SHA-256, with no workspace in it (the same bytes are the same image, whoever holds them).
  */
-const notLedByWorkspace = new Set(['people_email_trgm', 'participant_links_by_token']);
+const notLedByWorkspace = new Set(['people_email_trgm', 'participant_links_by_token', 'branding_configs_logo']);
 
 /** A store that has never been migrated: an in-memory PGlite, or a new database on the test server. */
 interface FreshStore {

@@ -391,6 +391,7 @@ export interface DB {
   screener_responses: ScreenerResponsesTable;
   quota_groups: QuotaGroupsTable;
   screener_starts: ScreenerStartsTable;
+  branding_configs: BrandingConfigsTable;
 }
 
 export type JobState = 'queued' | 'running' | 'completed' | 'failed';
@@ -872,4 +873,22 @@ export interface ScreenerStartsTable {
   participant_id: string;
   study_id: string;
   started_at: Timestamp;
+}
+
+/** A branding config of the participant pages (src/families/branding/), with its logo's bytes. */
+export interface BrandingConfigsTable {
+  workspace_id: string;
+  branding_config_id: string;
+  display_name: string;
+  /** #rrggbb, lower case; null: the pages' own accent. */
+  accent_color: string | null;
+  logo: Uint8Array | null;
+  logo_content_type: 'image/png' | 'image/jpeg' | 'image/webp' | null;
+  logo_sha256: string | null;
+  logo_width: number | null;
+  logo_height: number | null;
+  logo_alt: string | null;
+  created_by_user_id: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
 }

@@ -25,6 +25,7 @@ export const tags = [
   { name: 'Webhooks', description: "Push delivery of the workspace's events to its endpoints, signed by the Standard Webhooks specification, retried for about 3 days, every attempt recorded; re-send and replay." },
   { name: 'Consent', description: "People's consents: to a study's consent form or on a signup form, with the version or text agreed to; read by PERSON.CONSENT_SUBMISSIONS, CONSENT_FORM_WAS_SUBMITTED and PARTICIPANT.CONSENT_FORM_SUBMITTED." },
   { name: 'Consent forms', description: 'The consent forms a study asks people to sign, in immutable versions: Markdown text rendered to safe HTML, required statements, optional choices and a hash of the content.' },
+  { name: 'Branding configs', description: "How a study's participant pages look: a display name, an accent colour checked for contrast (4.5:1) and a logo (PNG, JPEG or WebP), named by a study plan's brandingConfigId." },
   { name: 'Messages', description: "Messages to people: templates with variables (Liquid), checked when saved and previewed for one person." },
   { name: 'Users', description: 'The authenticated user.' },
   { name: 'Teams', description: 'Teams of the workspace.' },

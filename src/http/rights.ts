@@ -28,6 +28,8 @@ export const allRights = [
   'consent:write',
   'consent-forms:read',
   'consent-forms:write',
+  'branding:read',
+  'branding:write',
   'events:read',
   'webhooks:read',
   'webhooks:write',
@@ -74,7 +76,8 @@ export const rightsByRole: Record<UserRole, readonly Right[]> = {
   // Helps on studies: notes, participants and screeners, nothing workspace-wide (message templates are workspace-wide).
   // Consent forms are what a study asks its people to sign, written with the study: whoever
   // writes studies writes them (a new version never changes what was signed, see consent-forms/).
-  COLLABORATOR: [...readRights, 'studies:write', 'screeners:write', 'participants:write', 'consent-forms:write'],
+  // Branding configs are how a study's pages look, chosen with the study: the same holds.
+  COLLABORATOR: [...readRights, 'studies:write', 'screeners:write', 'participants:write', 'consent-forms:write', 'branding:write'],
   CUSTOM: readRights,
   OBSERVER: readRights,
 };

@@ -1,7 +1,16 @@
-import type { ComponentChildren, VNode } from 'preact';
+import { type ComponentChildren, createContext, type VNode } from 'preact';
+import { useContext } from 'preact/hooks';
 import { renderToString } from 'preact-render-to-string';
 import type { Translator } from './i18n.js';
 import { participantStylesheetPath } from './styles.js';
+
+/** A study's branding on its pages (src/participant/branding.ts): its name is the pages' `from`; its accent a stylesheet; its logo an image of this server. */
+export interface PageBrand {
+  displayName: string;
+  stylesheetPath?: string;
+  logo?: { path: string; alt: string | null; width: number; height: number };
+}
+const BrandContext = createContext<PageBrand | undefined>(undefined);
 
 export interface PageProps {
   i18n: Translator;
@@ -17,6 +26,7 @@ export interface PageProps {
  * page is from, one main landmark with the page's heading, a footer. No script.
  */
 export function Page({ i18n, title, from, children }: PageProps) {
+  const brand = useContext(BrandContext);
   return (
     <html lang={i18n.locale} dir={i18n.direction}>
       <head>
@@ -26,6 +36,7 @@ export function Page({ i18n, title, from, children }: PageProps) {
         <meta name="robots" content="noindex, nofollow" />
         <title>{from ? `${title} – ${from}` : title}</title>
         <link rel="stylesheet" href={participantStylesheetPath} />
+        {brand?.stylesheetPath ? <link rel="stylesheet" href={brand.stylesheetPath} /> : null}
       </head>
       <body>
         <a class="skip-link" href="#main">
@@ -33,6 +44,7 @@ export function Page({ i18n, title, from, children }: PageProps) {
         </a>
         {from ? (
           <header class="site">
+            {brand?.logo ? <img class="logo" src={brand.logo.path} alt={brand.logo.alt ?? ''} width={brand.logo.width} height={brand.logo.height} /> : null}
             <p>{from}</p>
           </header>
         ) : null}
@@ -49,9 +61,9 @@ export function Page({ i18n, title, from, children }: PageProps) {
   );
 }
 
-/** A whole document: the doctype and the rendered page. */
-export function documentOf(page: VNode): string {
-  return `<!doctype html>\n${renderToString(page)}`;
+/** A whole document: the doctype and the rendered page, wearing the study's brand when it has one. */
+export function documentOf(page: VNode, brand?: PageBrand): string {
+  return `<!doctype html>\n${renderToString(brand ? <BrandContext.Provider value={brand}>{page}</BrandContext.Provider> : page)}`;
 }
 
 /** A page with a heading and a paragraph or two, and no form: links that lead nowhere, closed studies, thanks. */

@@ -13,6 +13,7 @@ import { type PostedAnswers, type QuestionView, ScreenerPage } from './screener-
 import { registerConsentPages } from './consent-routes.js';
 import { formToken, formTokenIsValid, isCrossSitePost, linkTokenAsSpelled, setPageHeaders } from './security.js';
 import { participantStylesheet, participantStylesheetPath } from './styles.js';
+import { brandingAssets, brandingForPage, brandOf, rememberBrand } from './branding.js';
 
 /** The purpose the forms' anti-forgery key is derived for (HKDF from the service's secrets key). */
 export const participantFormKeyPurpose = 'recruit-ops participant forms v1';
@@ -82,7 +83,7 @@ const FORM_BODY_LIMIT = 256 * 1024;
 
 function sendPage(reply: FastifyReply, status: number, page: VNode): FastifyReply {
   setPageHeaders(reply, { cacheable: false });
-  return reply.code(status).type('text/html; charset=utf-8').send(documentOf(page));
+  return reply.code(status).type('text/html; charset=utf-8').send(documentOf(page, brandOf(reply)));
 }
 
 function notice(reply: FastifyReply, status: number, i18n: Translator, title: MessageKey, body: MessageKey, options: { from?: string; values?: Record<string, string | number | Date> } = {}) {
@@ -115,6 +116,7 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
     setPageHeaders(reply, { cacheable: true });
     return reply.type('text/css; charset=utf-8').send(participantStylesheet);
   });
+  await app.register(brandingAssets, { deps });
 
   /** The link, its participant's facts and the page's language; or the page that says why not (already sent). */
   const open = async (request: FastifyRequest<{ Params: { token: string } }>, reply: FastifyReply) => {
@@ -138,7 +140,10 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
     }
     const i18n = translator(chooseLocale(facts.studyPlan.language, request.headers['accept-language']));
     await links.touchLink(db, link.workspaceId, link.linkId, deps.clock.now().toISOString());
-    return { link, facts, i18n, db };
+    // The study's branding: its display name stands for the workspace's on every page of the link.
+    const brand = await brandingForPage(db, link.workspaceId, facts.studyPlan.brandingConfigId);
+    rememberBrand(reply, brand);
+    return { link, facts: brand ? { ...facts, workspaceName: brand.displayName } : facts, i18n, db };
   };
 
   // Consent and withdrawal (consent-routes.tsx): the consent step, a CONSENT or WITHDRAWAL link's page.

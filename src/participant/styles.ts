@@ -6,7 +6,9 @@ import { createHash } from 'node:crypto';
  * Mobile first: one column that fits 320 px; logical properties (inline-start/end) so the same
  * rules read right to left; focus drawn thick and with contrast on every control; colours at
  * least 4.5:1 (text) and 3:1 (borders, focus) against the background. The accent is a custom
- * property (--accent), so a workspace's branding can set it later without inline style.
+ * property (--accent) that a study's branding sets in a stylesheet of its own (src/participant/branding.ts):
+ * buttons, links and the focus ring's outer edge; the branding family refuses an accent under
+ * 4.5:1 against white.
  */
 export const participantStylesheet = `
 *, *::before, *::after { box-sizing: border-box; }
@@ -16,13 +18,14 @@ body { margin: 0; font-family: system-ui, -apple-system, "Segoe UI", Roboto, "No
 .skip-link:focus { inset-inline-start: 0; z-index: 10; }
 header.site { border-block-end: 0.5rem solid var(--accent, #1d3f8f); padding: 0.75rem 1rem; }
 header.site p { margin: 0; font-weight: 700; }
+header.site img.logo { display: block; max-height: 3rem; max-width: 100%; width: auto; height: auto; margin-block-end: 0.5rem; }
 main { display: block; max-width: 40rem; margin: 0 auto; padding: 1rem; }
 footer.site { max-width: 40rem; margin: 2rem auto 0; padding: 1rem; border-block-start: 1px solid #6f777b; font-size: 1rem; color: #383f43; }
 h1 { font-size: 1.75rem; line-height: 1.2; margin: 0.5rem 0 1rem; }
 h2 { font-size: 1.375rem; }
 p { margin: 0 0 1rem; }
-a { color: #1d3f8f; text-decoration: underline; text-underline-offset: 0.15em; }
-a:focus, button:focus, input:focus, textarea:focus, select:focus, summary:focus { outline: 3px solid #ffdd00; outline-offset: 0; box-shadow: 0 0 0 6px #0b0c0c; }
+a { color: var(--accent, #1d3f8f); text-decoration: underline; text-underline-offset: 0.15em; }
+a:focus, button:focus, input:focus, textarea:focus, select:focus, summary:focus { outline: 3px solid #ffdd00; outline-offset: 0; box-shadow: 0 0 0 6px var(--accent, #0b0c0c); }
 .question { margin: 0 0 2rem; padding: 0; border: 0; min-width: 0; }
 .question legend, .question > label { display: block; font-weight: 700; margin-bottom: 0.25rem; padding: 0; }
 .hint { display: block; color: #383f43; margin-bottom: 0.5rem; }

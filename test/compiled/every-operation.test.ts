@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient, type RecruitClient, unwrap, verifyWebhook } from '@recruit-ops/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApiPath } from '../../scripts/write-openapi.js';
+import { testImages } from '../../src/families/branding/test-images.js';
 import { bundleFiles, type CompiledServer, type CompiledStore, createCompiledStore, loadedScripts, runCompiledCli, startCompiledServer } from '../compiled-server.js';
 import { storeKind } from '../harness.js';
 import { freePort } from '../processes.js';
@@ -278,6 +279,17 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
       body: new URLSearchParams({ formToken: /name="formToken" value="([^"]*)"/.exec(withdrawalHtml)![1]! }).toString(),
     });
     expect(await withdrawn.text()).toContain('Your consent is withdrawn');
+
+    // Branding configs: one with a logo (base64 in the JSON), listed, read, changed; its logo and accent stylesheet served by the pages' origin; deleted.
+    const branding = unwrap(await api.POST('/branding-configs', { body: { displayName: 'Compiled Research', accentColor: '#0f6e3a', logo: { contentType: 'image/png', data: testImages.png }, logoAlt: 'Compiled' } }));
+    const brandingPath = { params: { path: { brandingConfigId: branding.brandingConfigId } } };
+    unwrap(await api.GET('/branding-configs'));
+    unwrap(await api.GET('/branding-configs/{brandingConfigId}', brandingPath));
+    const rebranded = unwrap(await api.PATCH('/branding-configs/{brandingConfigId}', { ...brandingPath, body: { logo: { contentType: 'image/webp', data: testImages.webp } } }));
+    const served = await fetch(`${server.api.replace(/\/v1$/, '')}${rebranded.logo!.path}`);
+    expect([served.status, served.headers.get('content-type'), served.headers.get('x-content-type-options')]).toEqual([200, 'image/webp', 'nosniff']);
+    expect(Buffer.from(await served.arrayBuffer()).equals(Buffer.from(testImages.webp, 'base64'))).toBe(true);
+    unwrap(await api.DELETE('/branding-configs/{brandingConfigId}', brandingPath));
 
     // Message templates (LiquidJS, loaded on first parse), a preview, a send through SMTP (nodemailer), its unsubscribe link.
     const messageTemplate = unwrap(

@@ -1789,6 +1789,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/branding-configs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List branding configs
+         * @description The workspace's branding configs in the order they were made, keyset-paged: pass `pageInfo.endCursor` as `startCursor`.
+         *
+         *     Requires the right `branding:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         */
+        get: operations["listBrandingConfigs"];
+        put?: never;
+        /**
+         * Create a branding config
+         * @description Creates a look for the participant pages: the name they show instead of the workspace's, an accent colour checked for contrast, and a logo sent as base64 inside the JSON. A study wears it when its `studyPlan.brandingConfigId` names it. A study plan's `brandingConfigId` stays free text, as in the reference API: when it is the id of a branding config of the workspace (`brc_…`), the study's participant pages wear that config; any other value (an id from another system, a config deleted since, another workspace's id) is kept as written, and the pages fall back to the workspace's defaults: its name, the pages' own blue accent, no logo.
+         *
+         *     Requires the right `branding:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         */
+        post: operations["createBrandingConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/branding-configs/{brandingConfigId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a branding config
+         * @description The config, its logo described (type, size, dimensions, hash) with the path the pages serve it at; the logo's bytes are not in the answer.
+         *
+         *     Requires the right `branding:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         */
+        get: operations["getBrandingConfig"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a branding config
+         * @description Studies that name it keep their `brandingConfigId` as written (it is free text) and their pages fall back to the workspace's defaults; its logo's path then answers 404 unless another config holds the same image.
+         *
+         *     Requires the right `branding:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         */
+        delete: operations["deleteBrandingConfig"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a branding config
+         * @description Only the fields given change; null removes an accent colour, the logo or its text. A new logo gets a new path (the path is its hash), so pages already in a browser keep the old one until reloaded. The studies that name the config wear the change at their next page.
+         *
+         *     Requires the right `branding:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         */
+        patch: operations["updateBrandingConfig"];
+        trace?: never;
+    };
 }
 export interface webhooks {
     "participant.status_changed": {
@@ -3980,6 +4042,62 @@ export interface components {
             updatedAt: string;
         };
         /**
+         * BrandingLogo
+         * @description The logo as stored (its bytes are served at `path`, not returned here).
+         */
+        BrandingLogo: {
+            /** @enum {string} */
+            contentType: "image/png" | "image/jpeg" | "image/webp";
+            byteSize: number;
+            /** @description Pixels, as the image's header gives them. */
+            width: number;
+            height: number;
+            /** @description Lower-case hex SHA-256 of the bytes. */
+            sha256: string;
+            /** @description Where this server serves the logo to the participant pages (prefix PUBLIC_URL for an absolute address): named by the hash, so a new logo is a new path, and served with a year's cache, its content type and `X-Content-Type-Options: nosniff`. */
+            path: string;
+        };
+        /**
+         * BrandingConfig
+         * @description How a study's participant pages look: the name they show, an accent colour and a logo. A study plan's `brandingConfigId` stays free text, as in the reference API: when it is the id of a branding config of the workspace (`brc_…`), the study's participant pages wear that config; any other value (an id from another system, a config deleted since, another workspace's id) is kept as written, and the pages fall back to the workspace's defaults: its name, the pages' own blue accent, no logo.
+         * @example {
+         *       "brandingConfigId": "brc_01JD0000000000000000000000",
+         *       "displayName": "Acme Research",
+         *       "accentColor": "#1d3f8f",
+         *       "logo": {
+         *         "contentType": "image/png",
+         *         "byteSize": 69,
+         *         "width": 1,
+         *         "height": 1,
+         *         "sha256": "2d97a9f155e666849b78ae2d49ec3eb57cc4516c2417f6104ae8cb0c90a09d06",
+         *         "path": "/p/assets/logo-2d97a9f155e666849b78ae2d49ec3eb57cc4516c2417f6104ae8cb0c90a09d06.png"
+         *       },
+         *       "logoAlt": "Acme",
+         *       "createdAt": "2026-12-07T10:00:00.000Z",
+         *       "updatedAt": "2026-12-07T10:00:00.000Z",
+         *       "createdByUserId": "usr_01JD0000000000000000000000"
+         *     }
+         */
+        BrandingConfig: {
+            brandingConfigId: string;
+            displayName: string;
+            accentColor: string | null;
+            logo: components["schemas"]["BrandingLogo"] | null;
+            logoAlt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            updatedAt: string;
+            /** @description The user whose token created it. */
+            createdByUserId: string;
+        };
+        /**
          * ErrorBody
          * @example {
          *       "errors": [
@@ -4459,6 +4577,7 @@ export interface operations {
                         };
                         /** @description true gives the study an empty screener of type SERVICE (whatever the study type) if it has none. */
                         includeScreener?: boolean;
+                        /** @description Free text, as in the reference API. When it is the id of a branding config of the workspace (`brc_…`, see `/branding-configs`) the study's participant pages wear it; any other value is kept as written and the pages show the workspace's name and their own style. */
                         brandingConfigId?: string;
                         /**
                          * @description A short language code.
@@ -4854,6 +4973,7 @@ export interface operations {
                         };
                         /** @description true gives the study an empty screener of type SERVICE (whatever the study type) if it has none. */
                         includeScreener?: boolean;
+                        /** @description Free text, as in the reference API. When it is the id of a branding config of the workspace (`brc_…`, see `/branding-configs`) the study's participant pages wear it; any other value is kept as written and the pages show the workspace's name and their own style. */
                         brandingConfigId?: string;
                         /**
                          * @description A short language code.
@@ -21574,6 +21694,830 @@ export interface operations {
             };
             /** @description Study not found (also another workspace's); path ["studyId"]. */
             404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    listBrandingConfigs: {
+        parameters: {
+            query?: {
+                /** @description The endCursor of the previous page. */
+                startCursor?: string;
+                /** @description Items per page, 1–100. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "brandingConfigId": "brc_01JD0000000000000000000000",
+                     *           "displayName": "Acme Research",
+                     *           "accentColor": "#1d3f8f",
+                     *           "logo": {
+                     *             "contentType": "image/png",
+                     *             "byteSize": 69,
+                     *             "width": 1,
+                     *             "height": 1,
+                     *             "sha256": "2d97a9f155e666849b78ae2d49ec3eb57cc4516c2417f6104ae8cb0c90a09d06",
+                     *             "path": "/p/assets/logo-2d97a9f155e666849b78ae2d49ec3eb57cc4516c2417f6104ae8cb0c90a09d06.png"
+                     *           },
+                     *           "logoAlt": "Acme",
+                     *           "createdAt": "2026-12-07T10:00:00.000Z",
+                     *           "updatedAt": "2026-12-07T10:00:00.000Z",
+                     *           "createdByUserId": "usr_01JD0000000000000000000000"
+                     *         }
+                     *       ],
+                     *       "total": 26,
+                     *       "pageInfo": {
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false,
+                     *         "startCursor": "WyIyMDI2LTExLTIyVDEwOjAwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAiXQ.mgF5XfEkTVTH8HRD9XuEGpAazs77QBeOZ_Es-HV8xXk",
+                     *         "endCursor": "WyIyMDI2LTExLTIwVDA5OjMwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMjQiXQ.6HB69XYPoMn4aLRhvMUcKdYVZUTP3HCY9TT8mhqrwns"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        results: components["schemas"]["BrandingConfig"][];
+                        /** @description Every item that matches, not only this page. */
+                        total: number;
+                        pageInfo: components["schemas"]["PageInfo"];
+                    };
+                };
+            };
+            /** @description Invalid input (a size out of 1–100, or a startCursor not of this list); `path` names the parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    createBrandingConfig: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes this request safe to retry: a retry with the same key and the same request gets the first response again (header `Idempotent-Replayed: true`) and does nothing twice. 1 to 255 printable ASCII characters (a UUID is a good key), scoped to the token's workspace and kept at least 24 hours. The same key with a different request is a 400, and while the first request is still running a 409 (both naming `["Idempotency-Key"]`). Responses of status 500 and above are not kept, so a retry after one runs again.
+                 * @example 5f0c8e0e-3b9a-4f1e-9a57-0d7e4c1b2a60
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "displayName": "Acme Research",
+                 *       "accentColor": "#1d3f8f",
+                 *       "logo": {
+                 *         "contentType": "image/png",
+                 *         "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGOQte8HAAFoAOxqjeLwAAAAAElFTkSuQmCC"
+                 *       },
+                 *       "logoAlt": "Acme"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The name the study's participant pages show in their header and title, instead of the workspace's name (1–100 characters). */
+                    displayName: string;
+                    accentColor?: string | null;
+                    logo?: {
+                        /**
+                         * @description The media type of the bytes: `image/png`, `image/jpeg` or `image/webp`. Checked by the service, which says why another is refused.
+                         * @enum {string}
+                         */
+                        contentType: "image/png" | "image/jpeg" | "image/webp";
+                        /** @description The image's bytes in base64 (RFC 4648 §4, padding optional; line breaks ignored). */
+                        data: string;
+                    } | null;
+                    logoAlt?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrandingConfig"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field: a display name out of 1–100 characters; an `accentColor` that is not `#rrggbb` or that cannot keep 4.5:1 contrast with the pages' white background and its white text (the message gives the ratio and what is allowed); a `logo.contentType` other than image/png, image/jpeg or image/webp (SVG is refused); `logo.data` that is not base64, larger than 256 KiB, not an image of the type named (checked by its magic bytes), or larger than 4096 pixels on a side. Or: the Idempotency-Key was already used with a different request, or is not 1–255 printable ASCII characters (path ["Idempotency-Key"]). */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (path ["Idempotency-Key"]); retry later. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    getBrandingConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                brandingConfigId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrandingConfig"];
+                };
+            };
+            /** @description Invalid input; `path` names the parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Branding config not found (also another workspace's); path ["brandingConfigId"]. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    deleteBrandingConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                brandingConfigId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "brandingConfigId": "brc_01JD0000000000000000000000"
+                     *     }
+                     */
+                    "application/json": {
+                        brandingConfigId: string;
+                    };
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. Or: this operation takes no body: a request with one that has fields (or is not a JSON object) is refused. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Branding config not found (also another workspace's); path ["brandingConfigId"]. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request carries a body that is not application/json (this operation takes none; send no body). */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    updateBrandingConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                brandingConfigId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The name the study's participant pages show in their header and title, instead of the workspace's name (1–100 characters). */
+                    displayName?: string;
+                    /** @description The colour of the pages' buttons (under white text), links and focus ring, as `#rrggbb` (stored in lower case). Refused (400, path `["accentColor"]`) unless it keeps a contrast of at least 4.5:1 (WCAG 2.2 AA) with the pages' white background and the white text drawn on it: in WCAG's terms, a relative luminance of at most 0.183, e.g. `#1d3f8f` (10.4:1) or `#0f6e3a`; `#3b82f6` (3.67:1) is refused. Null: the pages' own accent. Null removes it. */
+                    accentColor?: string | null;
+                    /** @description The logo, sent inside the JSON as base64: a PNG, JPEG or WebP image of at most 256 KiB (262,144 bytes) and 4096 pixels on each side. The bytes must be the type named (checked by their magic bytes, and the dimensions read from the header); SVG is not accepted, whatever it is called, as it can carry script. The pages show it at most 3rem high, in the header beside the display name, served from this server at the path the answer's `logo.path` gives. A new logo replaces the old; null removes it. */
+                    logo?: {
+                        /**
+                         * @description The media type of the bytes: `image/png`, `image/jpeg` or `image/webp`. Checked by the service, which says why another is refused.
+                         * @enum {string}
+                         */
+                        contentType: "image/png" | "image/jpeg" | "image/webp";
+                        /** @description The image's bytes in base64 (RFC 4648 §4, padding optional; line breaks ignored). */
+                        data: string;
+                    } | null;
+                    logoAlt?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrandingConfig"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field: a display name out of 1–100 characters; an `accentColor` that is not `#rrggbb` or that cannot keep 4.5:1 contrast with the pages' white background and its white text (the message gives the ratio and what is allowed); a `logo.contentType` other than image/png, image/jpeg or image/webp (SVG is refused); `logo.data` that is not base64, larger than 256 KiB, not an image of the type named (checked by its magic bytes), or larger than 4096 pixels on a side. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Branding config not found (also another workspace's); path ["brandingConfigId"]. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
                 headers: {
                     /** @description Requests allowed per window for this token. */
                     "X-RateLimit-Limit"?: number;

@@ -37,6 +37,7 @@ export const idempotencyKeyPaths: ReadonlySet<string> = new Set([
   "/studies/{studyId}/participants/{participantId}/links",
   "/consent-forms",
   "/consent-forms/{consentFormId}/versions",
+  "/branding-configs",
 ]);
 
 /** Operations (`method path`) whose request body is not JSON, with the media type they take: the client sends such a body as it is. */
@@ -70,6 +71,7 @@ export const pagedOperations = {
   "/consent-submissions": "get",
   "/consent-forms": "get",
   "/studies/{studyId}/screener-responses": "get",
+  "/branding-configs": "get",
 } as const;
 
 /**
@@ -174,4 +176,9 @@ export const operationRoles = {
   "get /studies/{studyId}/screener-responses": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
   "get /studies/{studyId}/screener-responses/export": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
   "get /studies/{studyId}/screener-funnel": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
+  "get /branding-configs": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
+  "post /branding-configs": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR"],
+  "get /branding-configs/{brandingConfigId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
+  "delete /branding-configs/{brandingConfigId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR"],
+  "patch /branding-configs/{brandingConfigId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR"],
 } as const satisfies Readonly<Record<string, readonly string[]>>;

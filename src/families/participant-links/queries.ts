@@ -64,7 +64,7 @@ export async function deleteLinksOfPeople(transaction: Kysely<DB>, batch: RawBui
 export interface LinkPageFacts {
   workspaceName: string;
   studyStatus: 'DRAFT' | 'ACTIVE' | 'PAUSED' | 'CLOSED';
-  studyPlan: { externalName?: string; name?: string; language?: string; externalDescription?: string; consentFormId?: string; consentBeforeScreener?: boolean };
+  studyPlan: { externalName?: string; name?: string; language?: string; externalDescription?: string; consentFormId?: string; consentBeforeScreener?: boolean; brandingConfigId?: string };
   screenerState: string;
   screenerSubmittedAt: string | null;
   participantStatus: string;

@@ -47,7 +47,14 @@ const studyPlanInputProperties = {
   ),
   incentive: Type.Optional(IncentiveInput),
   includeScreener: Type.Optional(Type.Boolean({ description: 'true gives the study an empty screener of type SERVICE (whatever the study type) if it has none.' })),
-  brandingConfigId: Type.Optional(Text({ minLength: 1, maxLength: 200 })),
+  brandingConfigId: Type.Optional(
+    Text({
+      minLength: 1,
+      maxLength: 200,
+      description:
+        "Free text, as in the reference API. When it is the id of a branding config of the workspace (`brc_…`, see `/branding-configs`) the study's participant pages wear it; any other value is kept as written and the pages show the workspace's name and their own style.",
+    }),
+  ),
   language: Type.Optional(Type.String({ pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$', description: 'A short language code.', examples: ['en', 'pt-BR'] })),
   scheduler: Type.Optional(
     Type.Object({ interviewDurationMinutes: Type.Optional(Type.Integer({ minimum: 5, maximum: 480 })) }, { additionalProperties: false }),
