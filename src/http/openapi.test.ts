@@ -130,8 +130,8 @@ describe('GET /v1/openapi.json', () => {
     for (const { name, operation } of operations) {
       const body = operation.requestBody?.content?.['application/json'];
       const success = Object.entries(operation.responses).find(([status]) => status.startsWith('2'))?.[1];
-      // A page for people (text/html, the unsubscribe page) shows its example as JSON ones do.
-      const response = success?.content?.['application/json'] ?? success?.content?.['text/html'];
+      // A page for people (text/html, the unsubscribe page) and a download (text/csv) show their examples as JSON ones do.
+      const response = success?.content?.['application/json'] ?? success?.content?.['text/html'] ?? success?.content?.['text/csv'];
       expect(mediaHasExamples(body) || mediaHasExamples(response), `${name} has examples`).toBe(true);
     }
   });

@@ -21512,6 +21512,12 @@ export interface operations {
             /** @description The CSV; `Content-Disposition: attachment` names a file screener-responses-{studyId}.csv. */
             200: {
                 headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { requestContext, type ServiceDeps } from '../../context.js';
 import { cursorScope, listPage } from '../../http/pagination.js';
 import { errorResponse } from '../../http/schemas.js';
+import { rateLimitHeaders } from '../../http/openapi.js';
 import { ParticipantParams, StudyParams } from '../participants/requests.js';
 import { ScreenerExportQuery, ScreenerFunnel, ScreenerResponse, ScreenerResponseList, ScreenerResponsesQuery } from './schemas.js';
 import * as service from './service.js';
@@ -90,6 +91,7 @@ export const screenerResponsesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceD
         response: {
           200: {
             description: 'The CSV; `Content-Disposition: attachment` names a file screener-responses-{studyId}.csv.',
+            headers: rateLimitHeaders,
             content: { 'text/csv': { schema: { type: 'string', examples: ['participantId,personId,submittedAt,startedAt,secondsToComplete,outcome,decidedBy,suspectedBot,revision,How often do you shop online?\r\n'] } } },
           },
           400: errorResponse('Invalid input (an unknown outcome); `path` names the parameter.'),
