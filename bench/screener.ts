@@ -127,7 +127,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       ],
     });
     const questionId = Object.fromEntries(screener.questions.map((question) => [question.key, question.id]));
-    await setUpQuotas(api, studyId, questionId, cap);
+    await setUpQuotas(api, studyId, cap);
     await api('POST', `/studies/${studyId}/launch`);
 
     const personIds: string[] = [];
@@ -253,8 +253,11 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       if (freq === 'weekly' || freq === 'monthly') qualifiedWanting[freq]++;
     }
     const expected = { Weekly: Math.min(cap, qualifiedWanting.weekly), Monthly: Math.min(cap, qualifiedWanting.monthly) };
-    const quotaExact = placed.quotaGroups === null || (placed.quotaGroups.Weekly === expected.Weekly && placed.quotaGroups.Monthly === expected.Monthly);
-    if (!quotaExact) errors.push(`quota places: ${JSON.stringify(placed.quotaGroups)}, expected ${JSON.stringify(expected)}`);
+    // Exact: each group's counter and the participants placed in it are both what the caps allow.
+    const quotaExact =
+      placed.quotaGroups !== null &&
+      (['Weekly', 'Monthly'] as const).every((name) => placed.quotaGroups![name] === expected[name] && placed.counters[name] === expected[name]);
+    if (!quotaExact) errors.push(`quota places: participants ${JSON.stringify(placed.quotaGroups)}, counters ${JSON.stringify(placed.counters)}, expected ${JSON.stringify(expected)}`);
 
     const floorP50 = percentile(timings.floor, 0.5);
     const floorP99 = percentile(timings.floor, 0.99);
@@ -298,16 +301,23 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
 
 type Api = <T = Record<string, unknown>>(method: string, url: string, body?: unknown) => Promise<T>;
 
-/** Two quota groups of `cap` places each: weekly shoppers, monthly shoppers. */
-async function setUpQuotas(_api: Api, _studyId: string, _questionId: Record<string, string>, _cap: number): Promise<void> {
-  // Filled in once the quota groups' API lands.
+/** Two quota groups of `cap` places each: weekly shoppers, monthly shoppers (each more than the places). */
+async function setUpQuotas(api: Api, studyId: string, cap: number): Promise<void> {
+  await api('PUT', `/studies/${studyId}/quota-groups`, {
+    quotaGroups: [
+      { name: 'Weekly', cap, answers: [{ questionKey: 'freq', choiceIds: ['weekly'] }] },
+      { name: 'Monthly', cap, answers: [{ questionKey: 'freq', choiceIds: ['monthly'] }] },
+    ],
+  });
 }
 
 async function countPlacements(pool: pg.Pool, studyId: string) {
   const states = await pool.query<{ screener_state: string; n: number }>('select screener_state, count(*)::int as n from participants where study_id = $1 group by 1', [studyId]);
   const groups = await pool.query<{ quota_group: string; n: number }>('select quota_group, count(*)::int as n from participants where study_id = $1 and quota_group is not null group by 1', [studyId]);
   const consents = await pool.query<{ n: number }>('select count(*)::int as n from consent_submissions where study_id = $1', [studyId]);
+  const counters = await pool.query<{ name: string; filled: number }>('select name, filled from quota_groups where study_id = $1', [studyId]);
   return {
+    counters: Object.fromEntries(counters.rows.map((row) => [row.name, row.filled])) as Record<string, number>,
     screenerStates: Object.fromEntries(states.rows.map((row) => [row.screener_state, row.n])),
     quotaGroups: groups.rows.length === 0 ? null : (Object.fromEntries(groups.rows.map((row) => [row.quota_group, row.n])) as Record<string, number>),
     consents: consents.rows[0]!.n,
