@@ -3,7 +3,7 @@ import type { VNode } from 'preact';
 import type { ServiceDeps } from '../context.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import * as links from '../families/participant-links/service.js';
-import { findLinkPageFacts, type LinkPageFacts } from '../families/participant-links/queries.js';
+import type { LinkPageFacts } from '../families/participant-links/service.js';
 import { recordScreenerStarted, submitScreener } from '../families/screener-responses/service.js';
 import type { AnswerError } from '../families/studies/screener-rules.js';
 import { type AnswerableQuestion, findAnswerableScreener } from '../families/studies/service.js';
@@ -133,13 +133,12 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
     const { link } = resolved;
     if (await refuseIfSpent(perLink, `link:${link.linkId}`, reply, browserLocale)) return undefined;
     const db = deps.tenantDb(link.workspaceId);
-    const facts = await findLinkPageFacts(db, link.workspaceId, link.participantId);
+    const facts = await links.openLinkPage(db, link.workspaceId, link, deps.clock.now().toISOString());
     if (!facts) {
       notice(reply, 404, browserLocale, 'link.unknown.title', 'link.unknown.body');
       return undefined;
     }
     const i18n = translator(chooseLocale(facts.studyPlan.language, request.headers['accept-language']));
-    await links.touchLink(db, link.workspaceId, link.linkId, deps.clock.now().toISOString());
     // The study's branding: its display name stands for the workspace's on every page of the link.
     const brand = await brandingForPage(db, link.workspaceId, facts.studyPlan.brandingConfigId);
     rememberBrand(reply, brand);

@@ -43,10 +43,6 @@ export async function findLinkByDigest(ownerDb: Kysely<DB>, sha256: Buffer): Pro
     .executeTakeFirst();
 }
 
-export async function touchLink(db: Kysely<DB>, workspaceId: string, linkId: string, at: string): Promise<void> {
-  await db.updateTable('participant_links').set({ last_used_at: at }).where('workspace_id', '=', workspaceId).where('link_id', '=', linkId).execute();
-}
-
 export async function deleteLink(db: Kysely<DB>, workspaceId: string, linkId: string): Promise<void> {
   await db.deleteFrom('participant_links').where('workspace_id', '=', workspaceId).where('link_id', '=', linkId).execute();
 }
@@ -73,20 +69,35 @@ export interface LinkPageFacts {
 }
 
 /**
- * What a page needs to know about its link's participant, in one statement: the workspace's name,
- * the study's status and plan, the participant's states, whether the person opted out. Undefined
- * when the participant or the person is gone (deleted people's links are deleted with them).
+ * What a page needs to know about its link's participant, in one statement that also records the
+ * link's use (`last_used_at`, the funnel's "opened"): the workspace's name, the study's status and
+ * plan, the participant's states, whether the person opted out. Undefined when the participant or
+ * the person is gone (deleted people's links are deleted with them).
  */
-export async function findLinkPageFacts(db: Kysely<DB>, workspaceId: string, participantId: string): Promise<LinkPageFacts | undefined> {
-  const row = await db
-    .selectFrom('participants as pa')
-    .innerJoin('studies as s', (join) => join.onRef('s.workspace_id', '=', 'pa.workspace_id').onRef('s.study_id', '=', 'pa.study_id'))
-    .innerJoin('people as pe', (join) => join.onRef('pe.workspace_id', '=', 'pa.workspace_id').onRef('pe.person_id', '=', 'pa.person_id').on('pe.deleted_at', 'is', null))
-    .innerJoin('workspaces as w', 'w.workspace_id', 'pa.workspace_id')
-    .where('pa.workspace_id', '=', workspaceId)
-    .where('pa.participant_id', '=', participantId)
-    .select(['w.name as workspace_name', 's.status', 's.plan', 'pa.screener_state', 'pa.screener_submitted_at', 'pa.status as participant_status', 'pe.is_opted_out', 'pa.person_id'])
-    .executeTakeFirst();
+export async function openLinkPage(db: Kysely<DB>, workspaceId: string, link: { linkId: string; participantId: string }, at: string): Promise<LinkPageFacts | undefined> {
+  const { rows } = await sql<{
+    workspace_name: string;
+    status: LinkPageFacts['studyStatus'];
+    plan: LinkPageFacts['studyPlan'];
+    screener_state: string;
+    screener_submitted_at: string | null;
+    participant_status: string;
+    is_opted_out: boolean;
+    person_id: string;
+  }>`
+    with touched as (
+      update participant_links set last_used_at = ${at}::timestamptz
+      where workspace_id = ${workspaceId} and link_id = ${link.linkId}
+      returning link_id
+    )
+    select w.name as workspace_name, s.status, s.plan, pa.screener_state, pa.screener_submitted_at, pa.status as participant_status, pe.is_opted_out, pa.person_id
+    from participants pa
+    join studies s on s.workspace_id = pa.workspace_id and s.study_id = pa.study_id
+    join people pe on pe.workspace_id = pa.workspace_id and pe.person_id = pa.person_id and pe.deleted_at is null
+    join workspaces w on w.workspace_id = pa.workspace_id
+    where pa.workspace_id = ${workspaceId} and pa.participant_id = ${link.participantId}
+  `.execute(db);
+  const row = rows[0];
   if (!row) return undefined;
   return {
     workspaceName: row.workspace_name,

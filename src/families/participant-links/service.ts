@@ -96,7 +96,8 @@ export async function resolveLink(ownerDb: Kysely<DB>, token: string, now: strin
   };
 }
 
-export const touchLink = queries.touchLink;
+export const openLinkPage = queries.openLinkPage;
+export type { LinkPageFacts } from './queries.js';
 /** A link of no use (the email that would carry it was not sent). */
 export const deleteLink = queries.deleteLink;
 export const deleteLinksOfMessage = queries.deleteLinksOfMessage;

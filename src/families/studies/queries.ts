@@ -408,15 +408,46 @@ export async function listTemplates(db: Executor, workspaceId: string, afterTemp
  * rules, texts and mappings. Undefined when the study has none.
  */
 export async function findAnswerableScreener(db: Executor, workspaceId: string, studyId: string) {
-  const screener = await findScreenerRow(db, workspaceId, studyId);
-  if (!screener) return undefined;
-  const questions = await db
-    .selectFrom('screener_questions')
-    .where('workspace_id', '=', workspaceId)
-    .where('screener_id', '=', screener.screener_id)
-    .where('revision', '=', screener.current_revision)
-    .select(['question_id', 'question_key', 'type', 'name', 'description', 'is_required', 'choices', 'number_rules', 'show_when', 'mapped_to_property_id'])
-    .orderBy('position')
+  // One statement (each page view and each submission reads it): the screener row beside its current revision's questions.
+  const rows = await db
+    .selectFrom('screeners as s')
+    .leftJoin('screener_questions as q', (join) =>
+      join.onRef('q.workspace_id', '=', 's.workspace_id').onRef('q.screener_id', '=', 's.screener_id').onRef('q.revision', '=', 's.current_revision'),
+    )
+    .where('s.workspace_id', '=', workspaceId)
+    .where('s.study_id', '=', studyId)
+    .select([
+      's.screener_id',
+      's.current_revision',
+      's.qualify_by_default',
+      'q.question_id',
+      'q.question_key',
+      'q.type',
+      'q.name',
+      'q.description',
+      'q.is_required',
+      'q.choices',
+      'q.number_rules',
+      'q.show_when',
+      'q.mapped_to_property_id',
+    ])
+    .orderBy('q.position')
     .execute();
+  const screener = rows[0];
+  if (!screener) return undefined;
+  const questions = rows
+    .filter((row) => row.question_id !== null)
+    .map((row) => ({
+      question_id: row.question_id!,
+      question_key: row.question_key!,
+      type: row.type!,
+      name: row.name!,
+      description: row.description,
+      is_required: row.is_required!,
+      choices: row.choices,
+      number_rules: row.number_rules,
+      show_when: row.show_when,
+      mapped_to_property_id: row.mapped_to_property_id,
+    }));
   return { screenerId: screener.screener_id, revision: screener.current_revision, qualifyByDefault: screener.qualify_by_default, questions };
 }
