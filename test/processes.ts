@@ -80,7 +80,10 @@ export interface RunningServer {
  */
 export async function startServer(env: Record<string, string>, logLevel = 'warn', entry = 'src/server.ts'): Promise<RunningServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+  // The compiled server runs as `npm start` runs it (its flags, no loader); sources go through tsx.
+  // (Under tsx's loader a chunk's dynamic import of a CommonJS package lost its default export.)
+  const args = entry.endsWith('.js') ? [...serverNodeFlags(), entry] : ['--import', 'tsx', entry];
+  const child = spawn(process.execPath, args, {
     cwd: projectRoot,
     env: childEnvironment({ ...env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: logLevel }),
   });

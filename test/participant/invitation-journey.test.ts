@@ -77,15 +77,15 @@ describeConsole('participant: from the invitation email to thanks', () => {
     );
     unwrap(await api.PUT('/studies/{studyId}/quota-groups', { ...studyPath, body: { quotaGroups: [{ name: 'Weekly shoppers', cap: options.cap ?? 10, answers: [{ questionKey: 'freq', choiceIds: ['weekly'] }] }, { name: 'Monthly shoppers', cap: 10, answers: [{ questionKey: 'freq', choiceIds: ['monthly'] }] }] } }));
     unwrap(await api.POST('/studies/{studyId}/launch', studyPath));
-    const template = unwrap(
-      await api.POST('/message-templates', {
+    const created = await api.POST('/message-templates', {
         body: {
           name: `Invitation ${Date.now()}-${Math.random().toString(36).slice(2)}`,
           subject: 'Would you tell us how you pay online?',
           textBody: 'Hi {{ person.firstName }},\n\nWe are looking for people for {{ study.externalName }}. Two questions first: {{ links.screener }}\n\n{{ links.unsubscribe }}',
         },
-      }),
-    );
+      });
+    if (created.error) console.error(world.server.output().slice(-3000));
+    const template = unwrap(created);
     const email = `invited-${Date.now()}-${Math.random().toString(36).slice(2)}@journey.test`;
     const person = unwrap(await api.POST('/people', { body: { email, firstName: 'Sam' } }));
     const participantId = unwrap(await api.POST('/studies/{studyId}/participants', { ...studyPath, body: { personIds: [person.personId] } })).results[0]!.participantId;
