@@ -1,4 +1,6 @@
 import { unwrap } from '@recruit-ops/sdk';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type ConsoleWorld, describeConsole, expectNoAxeViolations, expectNoPageErrors, phoneViewport, startConsole } from '../console/browser.js';
@@ -64,8 +66,12 @@ describeConsole('participant: consent and its withdrawal', () => {
     return { path: new URL(link.url).pathname, studyId: study.studyId, participantId, email };
   }
 
-  /** axe-core and the width check, in a twin tab with JavaScript on when the tab has it off (see screener-journey.test.ts). */
-  async function expectGoodPage(page: Tab, where: string) {
+  /** axe-core and the width check, in a twin tab with JavaScript on when the tab has it off (see screener-journey.test.ts); with PARTICIPANT_SCREENSHOTS=<dir>, a screenshot there. */
+  async function expectGoodPage(page: Tab, where: string, shot?: string) {
+    if (process.env.PARTICIPANT_SCREENSHOTS && shot) {
+      mkdirSync(process.env.PARTICIPANT_SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: path.join(process.env.PARTICIPANT_SCREENSHOTS, `${shot}.png`), fullPage: true });
+    }
     const checked = await world.newPage({ viewport: phoneViewport });
     await checked.goto('/healthz');
     await checked.setContent(await page.content(), { waitUntil: 'load' });
@@ -89,7 +95,7 @@ describeConsole('participant: consent and its withdrawal', () => {
     await page.getByRole('button', { name: 'Sign the form' }).click();
     const summary = page.getByRole('alert');
     await summary.getByRole('heading', { name: 'There is a problem' }).waitFor();
-    await expectGoodPage(page, 'the consent form with errors');
+    await expectGoodPage(page, 'the consent form with errors', '3b-consent-errors');
     await summary.getByRole('link', { name: 'Type your full name to sign.' }).click();
     expect(page.url()).toMatch(/#signed-name$/);
 
@@ -116,10 +122,10 @@ describeConsole('participant: consent and its withdrawal', () => {
     const shown = await page.locator('main').innerText();
     expect(shown).toContain('Checkout interviews');
     expect(shown).not.toMatch(/Sam|signer-|video-recorded/);
-    await expectGoodPage(page, 'the withdrawal page');
+    await expectGoodPage(page, 'the withdrawal page', '8-withdrawal');
     await page.getByRole('button', { name: 'Withdraw my consent' }).click();
     await page.getByRole('heading', { level: 1, name: 'Your consent is withdrawn' }).waitFor();
-    await expectGoodPage(page, 'the withdrawal done');
+    await expectGoodPage(page, 'the withdrawal done', '9-withdrawn');
     const after = unwrap(await world.api().GET('/studies/{studyId}/participants/{participantId}', { params: { path: { studyId, participantId } } }));
     expect(after.status).toBe('CANCELED');
     await page.goto(link);
