@@ -70,7 +70,8 @@ function ErrorText({ id, i18n, message }: { id: string; i18n: Translator; messag
 export function ConsentPage(props: ConsentPageProps) {
   const { i18n } = props;
   const errors = props.errors ?? new Map<string, string>();
-  const summary: FieldError[] = [...errors.entries()].map(([fieldId, message]) => ({ fieldId, message }));
+  const fieldNames = new Map<string, string>([...props.requiredStatements.map((statement, index): [string, string] => [statementControlId(index), statement.text]), [nameControlId, i18n.t('consent.name.label')]]);
+  const summary: FieldError[] = [...errors.entries()].map(([fieldId, message]) => ({ fieldId, field: fieldNames.get(fieldId) ?? '', message }));
   const ticked = new Set(props.posted?.statements ?? []);
   const chosen = new Set(props.posted?.choices ?? []);
   const nameError = errors.get(nameControlId);

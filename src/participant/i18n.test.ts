@@ -14,6 +14,9 @@ function argumentsOf(elements: MessageFormatElement[], found = new Map<string, n
   return found;
 }
 
+/** Keys whose English is only arguments and punctuation (the error summary's "{field}: {message}"). */
+const punctuationOnly = new Set(['errors.summaryItem']);
+
 describe("the participant pages' message catalogues", () => {
   it('ship English, German, French, Spanish and Arabic', () => {
     expect(locales.sort()).toEqual(['ar', 'de', 'en', 'es', 'fr']);
@@ -28,7 +31,8 @@ describe("the participant pages' message catalogues", () => {
       const expected = argumentsOf(parse(reference));
       const actual = argumentsOf(parse(message));
       expect([...actual.entries()].sort(), `${locale} ${key}`).toEqual([...expected.entries()].sort());
-      if (locale !== 'en') expect(message, `${locale} ${key} is translated`).not.toBe(reference);
+      // A message that is only punctuation around its arguments may read the same in another language.
+      if (locale !== 'en' && !punctuationOnly.has(key)) expect(message, `${locale} ${key} is translated`).not.toBe(reference);
     }
   });
 

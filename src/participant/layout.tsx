@@ -80,6 +80,8 @@ export function NoticePage(props: { i18n: Translator; title: string; from?: stri
 export interface FieldError {
   /** The id of the control the error is about: the summary links to it. */
   fieldId: string;
+  /** The field's own name (its question, its statement, its label): each link says which field it leads to. */
+  field: string;
   message: string;
 }
 
@@ -92,7 +94,7 @@ export function ErrorSummary({ i18n, errors }: { i18n: Translator; errors: Field
       <ul>
         {errors.map((error) => (
           <li>
-            <a href={`#${error.fieldId}`}>{error.message}</a>
+            <a href={`#${error.fieldId}`}>{i18n.t('errors.summaryItem', { field: error.field, message: error.message })}</a>
           </li>
         ))}
       </ul>

@@ -120,7 +120,7 @@ function Question({ question, i18n, answers, error }: { question: QuestionView; 
 export function ScreenerPage(props: ScreenerPageProps) {
   const { i18n } = props;
   const errors = props.errors ?? new Map<string, string>();
-  const summary: FieldError[] = props.questions.filter((question) => errors.has(question.id)).map((question) => ({ fieldId: errorTargetOf(question), message: errors.get(question.id)! }));
+  const summary: FieldError[] = props.questions.filter((question) => errors.has(question.id)).map((question) => ({ fieldId: errorTargetOf(question), field: question.text, message: errors.get(question.id)! }));
   const minutes = Math.max(1, Math.ceil(props.questions.length / 4));
   return (
     <Page i18n={i18n} title={i18n.t('screener.title', { study: props.study })} from={props.from}>
