@@ -14,7 +14,7 @@ function argumentsOf(elements: MessageFormatElement[], found = new Map<string, n
   return found;
 }
 
-/** Keys whose English is only arguments and punctuation (the error summary's "{field}: {message}"). */
+/** Keys whose English is only arguments and punctuation (the error summary's "{field} — {message}"). */
 const punctuationOnly = new Set(['errors.summaryItem']);
 
 describe("the participant pages' message catalogues", () => {

@@ -133,7 +133,7 @@ describeConsole('participant: from the invitation email to thanks', () => {
       await page.getByRole('alert').getByRole('heading', { name: 'There is a problem' }).waitFor();
       await expectGoodPage(page, 'the screener with errors', viewport, javaScriptEnabled, '2-screener-errors');
       // Each link of the summary names the question it leads to (WCAG 2.4.4), not only what is wrong.
-      await page.getByRole('alert').getByRole('link', { name: 'How often do you shop online?: Answer this question.', exact: true }).waitFor();
+      await page.getByRole('alert').getByRole('link', { name: 'How often do you shop online? — Answer this question.', exact: true }).waitFor();
       await page.getByRole('radio', { name: 'Every week' }).check();
       await page.getByLabel('How many orders did you place last month?').fill('4');
       await page.getByRole('button', { name: 'Send my answers' }).click();
@@ -142,7 +142,7 @@ describeConsole('participant: from the invitation email to thanks', () => {
       await expectGoodPage(page, 'the consent form', viewport, javaScriptEnabled, '3-consent');
       await page.getByRole('checkbox', { name: 'I have read and understood this information.' }).check();
       await page.getByRole('button', { name: 'Sign the form' }).click();
-      await page.getByRole('alert').getByRole('link', { name: 'Your full name: Type your full name to sign.', exact: true }).waitFor();
+      await page.getByRole('alert').getByRole('link', { name: 'Your full name — Type your full name to sign.', exact: true }).waitFor();
       await page.getByLabel('Your full name').fill('Sam Shopper');
       await page.getByRole('button', { name: 'Sign the form' }).click();
       await page.getByRole('heading', { level: 1, name: 'Thank you for signing' }).waitFor();

@@ -58,7 +58,7 @@ export const ar: Catalogue = {
   'copy.pdf.version': 'الإصدار',
   'copy.pdf.contentHash': 'بصمة SHA-256 للنموذج',
   'errors.summaryTitle': 'هناك مشكلة',
-  'errors.summaryItem': '{field}: {message}',
+  'errors.summaryItem': '{field} — {message}',
   'errors.required': 'أجب عن هذا السؤال.',
   'errors.tooLong': 'اكتب {max, number} حرفًا على الأكثر.',
   'errors.notANumber': 'أدخل رقمًا، مثل 12.',

@@ -58,7 +58,7 @@ export const de: Catalogue = {
   'copy.pdf.version': 'Fassung',
   'copy.pdf.contentHash': 'SHA-256 des Formulars',
   'errors.summaryTitle': 'Es gibt ein Problem',
-  'errors.summaryItem': '{field}: {message}',
+  'errors.summaryItem': '{field} — {message}',
   'errors.required': 'Beantworten Sie diese Frage.',
   'errors.tooLong': 'Schreiben Sie höchstens {max, number} Zeichen.',
   'errors.notANumber': 'Geben Sie eine Zahl ein, zum Beispiel 12.',

@@ -61,7 +61,7 @@ export const en = {
   'copy.pdf.version': 'Version',
   'copy.pdf.contentHash': 'SHA-256 of the form',
   'errors.summaryTitle': 'There is a problem',
-  'errors.summaryItem': '{field}: {message}',
+  'errors.summaryItem': '{field} — {message}',
   'errors.required': 'Answer this question.',
   'errors.tooLong': 'Write at most {max, number} characters.',
   'errors.notANumber': 'Enter a number, like 12.',

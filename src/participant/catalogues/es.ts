@@ -58,7 +58,7 @@ export const es: Catalogue = {
   'copy.pdf.version': 'Versión',
   'copy.pdf.contentHash': 'SHA-256 del formulario',
   'errors.summaryTitle': 'Hay un problema',
-  'errors.summaryItem': '{field}: {message}',
+  'errors.summaryItem': '{field} — {message}',
   'errors.required': 'Responda a esta pregunta.',
   'errors.tooLong': 'Escriba como máximo {max, number} caracteres.',
   'errors.notANumber': 'Escriba un número, por ejemplo 12.',

@@ -58,7 +58,7 @@ export const fr: Catalogue = {
   'copy.pdf.version': 'Version n°',
   'copy.pdf.contentHash': 'SHA-256 du formulaire',
   'errors.summaryTitle': 'Il y a un problème',
-  'errors.summaryItem': '{field} : {message}',
+  'errors.summaryItem': '{field} — {message}',
   'errors.required': 'Répondez à cette question.',
   'errors.tooLong': 'Écrivez au plus {max, number} caractères.',
   'errors.notANumber': 'Saisissez un nombre, par exemple 12.',
