@@ -108,4 +108,7 @@ export const idPrefixes = {
   message: 'eml',
   messageEvent: 'eme',
   quotaGroup: 'qgr',
+  session: 'ses',
+  booking: 'bkg',
+  calendarFeed: 'cfd',
 } as const;

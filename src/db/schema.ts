@@ -392,6 +392,10 @@ export interface DB {
   quota_groups: QuotaGroupsTable;
   screener_starts: ScreenerStartsTable;
   branding_configs: BrandingConfigsTable;
+  study_schedules: StudySchedulesTable;
+  study_hosts: StudyHostsTable;
+  sessions: SessionsTable;
+  bookings: BookingsTable;
 }
 
 export type JobState = 'queued' | 'running' | 'completed' | 'failed';
@@ -814,7 +818,7 @@ export interface MessageEventsTable {
   detail: string | null;
 }
 
-export type ParticipantLinkPurpose = 'SCREENER' | 'CONSENT' | 'WITHDRAWAL';
+export type ParticipantLinkPurpose = 'SCREENER' | 'CONSENT' | 'WITHDRAWAL' | 'SCHEDULING';
 
 /** Links to the participant's pages (src/families/participant-links/): the token's SHA-256 only. */
 export interface ParticipantLinksTable {
@@ -889,6 +893,83 @@ export interface BrandingConfigsTable {
   logo_height: number | null;
   logo_alt: string | null;
   created_by_user_id: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A study's booking rules (src/families/scheduling/). */
+export interface StudySchedulesTable {
+  workspace_id: string;
+  study_id: string;
+  duration_minutes: number | null;
+  buffer_before_minutes: ColumnType<number, number | undefined, number>;
+  buffer_after_minutes: ColumnType<number, number | undefined, number>;
+  minimum_notice_minutes: ColumnType<number, number | undefined, number>;
+  horizon_days: ColumnType<number, number | undefined, number>;
+  daily_cap: number | null;
+  capacity: ColumnType<number, number | undefined, number>;
+  slot_interval_minutes: number | null;
+  person_change_cutoff_minutes: number | null;
+  reminder_offsets_minutes: ColumnType<number[], number[] | undefined, number[]>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A wall-clock range of a host's day, 'HH:MM' to 'HH:MM' ('24:00' ends the day). */
+export interface HostTimeRange {
+  start: string;
+  end: string;
+}
+
+/** A study's host: weekly hours in an IANA time zone and date overrides (src/families/scheduling/). */
+export interface StudyHostsTable {
+  workspace_id: string;
+  study_id: string;
+  user_id: string;
+  position: number;
+  time_zone: string;
+  weekly_hours: Json<Partial<Record<string, HostTimeRange[]>>>;
+  overrides: Json<{ date: string; hours: HostTimeRange[] }[]>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** One occurrence of a host's time in a study, with its places (src/families/scheduling/). */
+export interface SessionsTable {
+  workspace_id: string;
+  session_id: string;
+  study_id: string;
+  host_user_id: string;
+  starts_at: Timestamp;
+  ends_at: Timestamp;
+  buffer_before_minutes: number;
+  buffer_after_minutes: number;
+  capacity: number;
+  booked: ColumnType<number, number | undefined, number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type BookingStatus = 'BOOKED' | 'CANCELED';
+export type BookingActor = 'PERSON' | 'TEAM';
+
+/** A participant's place in a session (src/families/scheduling/): at most one BOOKED per participant. */
+export interface BookingsTable {
+  workspace_id: string;
+  booking_id: string;
+  study_id: string;
+  participant_id: string;
+  person_id: string;
+  session_id: string;
+  status: BookingStatus;
+  booked_by: BookingActor;
+  booked_by_user_id: string | null;
+  person_time_zone: string | null;
+  sequence: ColumnType<number, number | undefined, number>;
+  cancel_reason: string | null;
+  canceled_by: BookingActor | null;
+  canceled_by_user_id: string | null;
+  canceled_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -12,7 +12,7 @@ import { isLinkTokenShaped, linkTokenDigest, newLinkToken, participantLinkUrl } 
  * study closes (the page says so); a withdrawal link never expires: a person may withdraw a
  * consent at any time, as long as the service holds it.
  */
-export const linkLifetimeDays: Record<ParticipantLinkPurpose, number | null> = { SCREENER: 90, CONSENT: 90, WITHDRAWAL: null };
+export const linkLifetimeDays: Record<ParticipantLinkPurpose, number | null> = { SCREENER: 90, CONSENT: 90, WITHDRAWAL: null, SCHEDULING: 180 };
 
 export interface IssuedLink {
   linkId: string;
