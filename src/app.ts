@@ -45,6 +45,8 @@ import { segmentsRoutes } from './families/segments/routes.js';
 import { segmentSchemas } from './families/segments/schemas.js';
 import { quotaGroupsRoutes } from './families/quota-groups/routes.js';
 import { quotaGroupSchemas } from './families/quota-groups/schemas.js';
+import { schedulingRoutes } from './families/scheduling/routes.js';
+import { schedulingSchemas } from './families/scheduling/schemas.js';
 import { userSchemas } from './families/users/schemas.js';
 import { submissionsSearchRoutes } from './families/signups/search-routes.js';
 import { signupsRoutes } from './families/signups/routes.js';
@@ -225,7 +227,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas, ...schedulingSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter, operatorToken: config.testHelpers ? config.testHelpersToken : undefined });
   const heavyWork = new WorkspaceWorkLimiter({
@@ -273,6 +275,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       await v1.register(usersRoutes, { deps });
       await v1.register(studiesRoutes, { deps });
       await v1.register(quotaGroupsRoutes, { deps });
+      await v1.register(schedulingRoutes, { deps });
       await v1.register(propertiesRoutes, { deps });
       await v1.register(populationsRoutes, { deps });
       await v1.register(importsRoutes, { deps });

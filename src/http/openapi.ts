@@ -16,6 +16,7 @@ export const tags = [
   { name: 'Segments', description: 'Saved people filters; their members are whoever matches them at the time of a search (PERSON.SEGMENT_MEMBERSHIP).' },
   { name: 'Person', description: 'Deprecated, superseded by People: the older operations by email, kept working unchanged.' },
   { name: 'Participants', description: 'People taking part in a study: add them, move them through invitation, scheduling, screening and approval, and read them.' },
+  { name: 'Scheduling', description: "Sessions booked in the person's own time zone: a study's hosts and their hours, its open times, and bookings made, moved and canceled by the person or the team, each with a calendar invitation." },
   { name: 'Screener responses', description: "People's answers to a study's screener, for the team: one participant's with the questions as asked, a study's paged or as CSV, and the study's funnel." },
   { name: 'Imports', description: 'CSV imports of people, streamed into the workspace and run in the background.' },
   { name: 'Forms', description: 'Signup forms: people send them, without a token, to join the panel; the workspace reviews each submission.' },

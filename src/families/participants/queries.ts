@@ -184,3 +184,9 @@ export async function findContacts(db: Executor, workspaceId: string, personIds:
     .execute();
   return new Map(rows.map((row) => [row.person_id, row]));
 }
+
+/** The participant's live booking's id (the scheduling family's bookings), if any. */
+export async function findLiveBookingId(db: Executor, workspaceId: string, participantId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('bookings').select('booking_id').where('workspace_id', '=', workspaceId).where('participant_id', '=', participantId).where('status', '=', 'BOOKED').executeTakeFirst();
+  return row?.booking_id;
+}

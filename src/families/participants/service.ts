@@ -15,7 +15,7 @@ import { studyExists } from '../studies/queries.js';
 import * as queries from './queries.js';
 import type { UpdateParticipantBody } from './requests.js';
 import type { Participant as ParticipantSchema } from './schemas.js';
-import { refusedMove, statusMoves, studyKindOf } from './states.js';
+import { type ParticipantFacts, type RefusedMove, refusedMove, type StudyFacts, statusMoves, studyKindOf } from './states.js';
 import { checkMoveTemplate, type MoveMessage, queueMoveMessage } from '../messages/sending.js';
 import type { OutboxEvent } from '../webhooks/events.js';
 import { recordEvents } from '../webhooks/outbox.js';
@@ -229,6 +229,15 @@ export async function updateParticipant(context: CallContext, studyId: string, p
       body,
     );
     if (refusal) throw conflict(refusal.message, refusal.path);
+    // A booked session's time and cancellation go through its booking, which holds the place and sends the invitations.
+    const touchesSession =
+      (body.interviewStartTime !== undefined && !sameInstant(body.interviewStartTime, participant.interview_start_time)) || (body.status === 'CANCELED' && participant.status === 'SCHEDULED');
+    const bookingId = touchesSession ? await queries.findLiveBookingId(db, workspaceId, participantId) : undefined;
+    if (bookingId !== undefined) {
+      const field = body.status === 'CANCELED' && participant.status === 'SCHEDULED' ? 'status' : 'interviewStartTime';
+      const way = field === 'status' ? 'cancel it with POST /studies/{studyId}/bookings/{bookingId}/cancel' : 'move it with POST /studies/{studyId}/bookings/{bookingId}/move';
+      throw conflict(`The participant holds booking ${bookingId}: ${way}`, [field]);
+    }
 
     const at = now(context);
     const changes: Updateable<ParticipantsTable> = {};
@@ -449,4 +458,64 @@ export async function recordWithdrawal(transaction: Kysely<DB>, workspaceId: str
   ]);
   await recordEvents(transaction, workspaceId, [{ type: 'participant.status_changed', data: { studyId, participantId, personId: participant.person_id, from, to: 'CANCELED' } }], at);
   return { from, to: 'CANCELED' };
+}
+
+/** A participant locked for the scheduling family, with their person's opt-out. */
+export type LockedParticipant = NonNullable<Awaited<ReturnType<typeof queries.lockParticipant>>>;
+
+/** For the scheduling family: the participant, locked in the caller's transaction, or undefined. */
+export async function lockParticipantForSession(transaction: Kysely<DB>, workspaceId: string, studyId: string, participantId: string): Promise<LockedParticipant | undefined> {
+  if (!transaction.isTransaction) throw new Error('A session is booked in one transaction: pass a transaction');
+  return queries.lockParticipant(transaction, workspaceId, studyId, participantId);
+}
+
+/**
+ * For the scheduling family: why the participant cannot be SCHEDULED at `startTime` by the state
+ * table (a study not ACTIVE, an opted-out person, a REJECTED or COMPLETED participant…), or
+ * undefined. A participant SCHEDULED already (a time set by PATCH, or a booking being moved) may.
+ */
+export function refusedSession(study: StudyFacts, participant: LockedParticipant, startTime: string): RefusedMove | undefined {
+  const facts: ParticipantFacts = {
+    status: participant.status,
+    statusBeforeHidden: participant.status_before_hidden,
+    approvalStatus: participant.approval_status,
+    screenerState: participant.screener_state,
+    interviewStartTime: participant.interview_start_time,
+    isOptedOut: participant.is_opted_out,
+  };
+  if (participant.status === 'SCHEDULED') {
+    if (participant.is_opted_out) return { message: 'The person has opted out and cannot be contacted', path: ['participantId'] };
+    if (study.studyStatus !== 'ACTIVE') return { message: `Sessions can be booked only while the study is ACTIVE; it is ${study.studyStatus}`, path: ['studyId'] };
+    return undefined;
+  }
+  const refusal = refusedMove(study, facts, { status: 'SCHEDULED', interviewStartTime: startTime });
+  return refusal ? { message: refusal.message, path: refusal.path[0] === 'status' ? ['participantId'] : refusal.path } : undefined;
+}
+
+/**
+ * For the scheduling family, in the booking's transaction: the participant's session moved to
+ * `change` (a booking: SCHEDULED at its start; a move: the new start; a cancellation: CANCELED),
+ * with a status event and its webhook when the status moves, as a PATCH would record them.
+ * `userId` null: the person did it on their page.
+ */
+export async function recordSessionChange(
+  transaction: Kysely<DB>,
+  workspaceId: string,
+  studyId: string,
+  participant: LockedParticipant,
+  change: { status?: 'SCHEDULED' | 'CANCELED'; interviewStartTime?: string },
+  userId: string | null,
+  at: string,
+): Promise<void> {
+  const changes: Updateable<ParticipantsTable> = { updated_at: at };
+  if (change.interviewStartTime !== undefined) changes.interview_start_time = change.interviewStartTime;
+  const from = participant.status;
+  const moves = change.status !== undefined && change.status !== from && (change.status === 'SCHEDULED' || statusMoves[from === 'HIDDEN' ? 'CANCELED' : from].includes('CANCELED'));
+  if (moves) changes.status = change.status;
+  await queries.updateParticipant(transaction, workspaceId, participant.participant_id, changes);
+  if (!moves) return;
+  await queries.insertStatusEvents(transaction, [
+    { field: 'status', from_value: from, to_value: change.status!, is_contact: false, workspace_id: workspaceId, study_id: studyId, participant_id: participant.participant_id, person_id: participant.person_id, user_id: userId, occurred_at: at },
+  ]);
+  await recordEvents(transaction, workspaceId, [{ type: 'participant.status_changed', data: { studyId, participantId: participant.participant_id, personId: participant.person_id, from, to: change.status! } }], at);
 }

@@ -18,6 +18,22 @@ const participantChange = (field: string, description: string) =>
     { description },
   );
 
+const bookingChange = (description: string) =>
+  Type.Object(
+    {
+      bookingId: id('The booking: read it with GET /studies/{studyId}/bookings/{bookingId}.'),
+      studyId: id('The study.'),
+      participantId: id('The participant.'),
+      personId: id("The participant's person."),
+      sessionId: id('The session.'),
+      hostUserId: id('The host.'),
+      startTime: Type.String({ format: 'date-time', description: 'When the session starts.' }),
+      endTime: Type.String({ format: 'date-time', description: 'When it ends.' }),
+      by: Type.Union([Type.Literal('PERSON'), Type.Literal('TEAM')], { description: 'Who made the change.' }),
+    },
+    { description },
+  );
+
 export const eventCatalogue = {
   'participant.status_changed': participantChange('status', 'A participant\'s status moved (INVITED, SCHEDULED, COMPLETED, NO_SHOW, CANCELED, HIDDEN…).'),
   'participant.approval_changed': participantChange('approval status', 'A participant\'s approval status moved (PENDING_REVIEW, APPROVED, REJECTED).'),
@@ -85,6 +101,9 @@ export const eventCatalogue = {
     },
     { description: "A person withdrew a study consent from the withdrawal link of their signed copy's email (the participant's page)." },
   ),
+  'booking.created': bookingChange('A session was booked: by the person on their page (`by` PERSON) or through the API (TEAM).'),
+  'booking.moved': bookingChange('A booking moved to another time (or host): the times are the new ones.'),
+  'booking.canceled': bookingChange('A booking was canceled and its place freed: the times are those of the session canceled.'),
   'webhook.test': Type.Object(
     { endpointId: id('The endpoint tested.'), message: Type.String() },
     { description: 'Sent by POST /webhook-endpoints/{endpointId}/test, to that endpoint only; never subscribed to.' },
