@@ -194,6 +194,26 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     expect(invited.results.map((participant) => participant.participantId)).toEqual([adaParticipant.participantId]);
     unwrap(await api.GET('/participant-status-events', { params: { query: { studyId: study.studyId } } }));
 
+    // Scheduling: the owner hosts every hour of every day, a time booked for Ida, moved, then canceled.
+    const ida = unwrap(await api.POST('/people', { body: { email: 'ida@compiled.example.test', firstName: 'Ida' } }));
+    const idaParticipant = unwrap(await api.POST('/studies/{studyId}/participants', { ...studyPath, body: { personIds: [ida.personId] } })).results[0]!;
+    const allDay = [{ start: '00:00', end: '24:00' }];
+    const schedule = unwrap(
+      await api.PUT('/studies/{studyId}/schedule', {
+        ...studyPath,
+        body: { durationMinutes: 30, minimumNoticeMinutes: 60, hosts: [{ userId: me.userId, timeZone: 'Asia/Kathmandu', weeklyHours: { MONDAY: allDay, TUESDAY: allDay, WEDNESDAY: allDay, THURSDAY: allDay, FRIDAY: allDay, SATURDAY: allDay, SUNDAY: allDay }, overrides: [] }] },
+      }),
+    );
+    expect(unwrap(await api.GET('/studies/{studyId}/schedule', studyPath))).toEqual(schedule);
+    const open = unwrap(await api.GET('/studies/{studyId}/slots', { ...studyPath, params: { ...studyPath.params, query: { timeZone: 'America/New_York' } } })).slots;
+    expect(open.length).toBeGreaterThan(2);
+    const booking = unwrap(await api.POST('/studies/{studyId}/bookings', { ...studyPath, body: { participantId: idaParticipant.participantId, startTime: open[0]!.startTime, personTimeZone: 'Europe/Berlin' } }));
+    const bookingPath = { params: { path: { studyId: study.studyId, bookingId: booking.bookingId } } };
+    unwrap(await api.GET('/studies/{studyId}/bookings/{bookingId}', bookingPath));
+    expect(unwrap(await api.POST('/studies/{studyId}/bookings/{bookingId}/move', { ...bookingPath, body: { startTime: open[2]!.startTime } })).sequence).toBe(1);
+    expect(unwrap(await api.POST('/studies/{studyId}/bookings/{bookingId}/cancel', { ...bookingPath, body: { reason: 'Compiled walk' } })).status).toBe('CANCELED');
+    expect(unwrap(await api.GET('/studies/{studyId}/bookings', studyPath)).total).toBe(1);
+
     // The participant's side: Grace's link to the screener, its page, and her answers sent as a browser sends a form.
     const graceParticipant = added.results.find((participant) => participant.personId === grace.personId)!;
     const link = unwrap(await api.POST('/studies/{studyId}/participants/{participantId}/links', { params: { path: { studyId: study.studyId, participantId: graceParticipant.participantId } }, body: { purpose: 'SCREENER' } }));
