@@ -49,6 +49,11 @@ const benches: Record<string, { summary: string; load: () => Promise<{ run(optio
       "the participant's pages under load from the compiled server on PostgreSQL: N invited people (default 2,000) at concurrency 64 open the screener, answer it, and sign the consent form; p50/p99 of each step against a static file of the page's size from the same server, errors, quota places counted exact, server peak RSS (flags: --people=N, --concurrency=N)",
     load: () => import('./screener.js'),
   },
+  booking: {
+    summary:
+      'people booking sessions on their own page, from the compiled server on PostgreSQL: N participants (default 500) at concurrency 64 for 100 one-person sessions of two hosts, each opening the booking page and posting a time (again when taken meanwhile); p50/p99 of the page and of booking against a static file of the page\'s size, bookings counted exact (no double booking, no overlap), server peak RSS (flags: --people=N, --concurrency=N)',
+    load: () => import('./booking.js'),
+  },
   import: {
     summary: 'POST /imports of 1,000,000 generated people (5 custom properties) to the compiled server on PostgreSQL against COPY of the same file (flags: --rows=N, --heap-cap=MiB, --profile; env BENCH_NODE_FLAGS for the server)',
     load: () => import('./import.js'),
