@@ -159,6 +159,27 @@ export const SlotsQuery = Type.Object(
 const bookingStatuses = ['BOOKED', 'CANCELED'] as const;
 const actors = ['PERSON', 'TEAM'] as const;
 
+const exampleBooking = {
+  bookingId: 'bkg_01JD0000000000000000000000',
+  studyId: 'stu_01JD0000000000000000000000',
+  participantId: 'ptc_01JD0000000000000000000000',
+  personId: 'per_01JD0000000000000000000000',
+  sessionId: 'ses_01JD0000000000000000000000',
+  hostUserId: 'usr_01JD0000000000000000000000',
+  startTime: '2026-12-01T14:00:00.000Z',
+  endTime: '2026-12-01T14:45:00.000Z',
+  status: 'BOOKED',
+  bookedBy: 'PERSON',
+  bookedByUserId: null,
+  personTimeZone: 'America/New_York',
+  sequence: 0,
+  cancelReason: null,
+  canceledBy: null,
+  canceledAt: null,
+  createdAt: '2026-11-22T10:00:00.000Z',
+  updatedAt: '2026-11-22T10:00:00.000Z',
+};
+
 export const Booking = Type.Object(
   {
     bookingId: Type.String(),
@@ -184,32 +205,11 @@ export const Booking = Type.Object(
     $id: 'Booking',
     title: 'Booking',
     description: "A participant's place in a session of a study. A session's time set by PATCHing a participant's interviewStartTime is not a booking: it holds no place.",
-    examples: [
-      {
-        bookingId: 'bkg_01JD0000000000000000000000',
-        studyId: 'stu_01JD0000000000000000000000',
-        participantId: 'ptc_01JD0000000000000000000000',
-        personId: 'per_01JD0000000000000000000000',
-        sessionId: 'ses_01JD0000000000000000000000',
-        hostUserId: 'usr_01JD0000000000000000000000',
-        startTime: '2026-12-01T14:00:00.000Z',
-        endTime: '2026-12-01T14:45:00.000Z',
-        status: 'BOOKED',
-        bookedBy: 'PERSON',
-        bookedByUserId: null,
-        personTimeZone: 'America/New_York',
-        sequence: 0,
-        cancelReason: null,
-        canceledBy: null,
-        canceledAt: null,
-        createdAt: '2026-11-22T10:00:00.000Z',
-        updatedAt: '2026-11-22T10:00:00.000Z',
-      },
-    ],
+    examples: [exampleBooking],
   },
 );
 
-export const BookingList = paged(Type.Ref(Booking), 'BookingList');
+export const BookingList = paged(Type.Ref(Booking), 'BookingList', exampleBooking);
 
 export const BookingsQuery = Type.Object(
   { ...ListQuery.properties, status: Type.Optional(Type.Union(bookingStatuses.map((status) => Type.Literal(status)), { description: 'Only bookings with this status.' })) },

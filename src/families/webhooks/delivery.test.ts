@@ -110,6 +110,20 @@ describe('webhook delivery', () => {
     const consenting = await createParticipant(service, tenant, { studyId: consentStudy });
     expect((await call(service, 'POST', '/consent-submissions', { token: tenant.token, body: { personId: consenting.personId, studyId: consentStudy } })).statusCode).toBe(201);
     expect((await withdrawOnPage(service.deps.db, { workspaceId: tenant.workspaceId, studyId: consentStudy, participantId: consenting.participantId, at: new Date().toISOString() })).kind).toBe('WITHDRAWN');
+    // booking.created, booking.moved, booking.canceled: the owner hosts every hour of every day
+    const interviews = await call(service, 'POST', '/studies', { token: tenant.token, body: { studyType: 'INTERVIEWS', recruitmentStrategy: 'IN_SERVICE', studyPlan: { name: 'Booked study' } } });
+    const interviewStudy = interviews.json<{ studyId: string }>().studyId;
+    const allDay = [{ start: '00:00', end: '24:00' }];
+    const weeklyHours = Object.fromEntries(['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'].map((day) => [day, allDay]));
+    expect((await call(service, 'PUT', `/studies/${interviewStudy}/schedule`, { token: tenant.token, body: { minimumNoticeMinutes: 60, hosts: [{ userId: tenant.userId, timeZone: 'UTC', weeklyHours, overrides: [] }] } })).statusCode).toBe(200);
+    expect((await call(service, 'POST', `/studies/${interviewStudy}/launch`, { token: tenant.token })).statusCode).toBe(200);
+    const interviewee = await createParticipant(service, tenant, { studyId: interviewStudy });
+    const open = (await call(service, 'GET', `/studies/${interviewStudy}/slots`, { token: tenant.token })).json<{ slots: { startTime: string }[] }>().slots;
+    const booked = await call(service, 'POST', `/studies/${interviewStudy}/bookings`, { token: tenant.token, body: { participantId: interviewee.participantId, startTime: open[0]!.startTime } });
+    expect(booked.statusCode, booked.body).toBe(201);
+    const bookingUrl = `/studies/${interviewStudy}/bookings/${booked.json<{ bookingId: string }>().bookingId}`;
+    expect((await call(service, 'POST', `${bookingUrl}/move`, { token: tenant.token, body: { startTime: open[1]!.startTime } })).statusCode).toBe(200);
+    expect((await call(service, 'POST', `${bookingUrl}/cancel`, { token: tenant.token, body: {} })).statusCode).toBe(200);
     // signup.submitted, and consent.submitted (the form carried a consent)
     const form = await createForm(service, tenant, { consentFormId: 'panel-terms' });
     await submitted(service, form.signupFormId, { email: 'signup@example.test', consentFormId: 'panel-terms' });
