@@ -76,6 +76,8 @@ import type { Resolver } from './families/webhooks/targets.js';
 import { registerFamilyJobs } from './families/jobs.js';
 import { consentCopyHandler } from './families/consent/copy-job.js';
 import { bookingNotifyHandler } from './families/scheduling/notify-job.js';
+import { calendarFeedPublicRoutes, calendarFeedsRoutes } from './families/calendar-feeds/routes.js';
+import { calendarFeedSchemas } from './families/calendar-feeds/schemas.js';
 import { registerHousekeepingJobs } from './jobs/registry.js';
 import { JobRunner } from './jobs/runner.js';
 import { keepPlannerStatistics, type PlannerStatisticsKeeper } from './db/planner-statistics.js';
@@ -226,7 +228,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas, ...calendarFeedSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter, operatorToken: config.testHelpers ? config.testHelpersToken : undefined });
   const heavyWork = new WorkspaceWorkLimiter({
@@ -258,6 +260,8 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   // The participant's pages (src/participant/): what the people being recruited see, under /p/.
   const secrets = await SecretBox.open(deps.db, config.secretsKey);
   await app.register(participantPages, { deps, formKey: secrets.derive(participantFormKeyPurpose) });
+  // A host's calendar feeds, for calendar applications: GET /calendar/<token>.ics, the URL its credential.
+  await app.register(calendarFeedPublicRoutes, { deps });
 
   const jobs = new JobRunner({ db: deps.db, clock: deps.clock, log: app.log });
   const webhooks = await Webhooks.open({ db: deps.db, clock: deps.clock, config, log: app.log, listen: database.listen, resolve: options.webhookResolver, pollMs: options.webhookPollMs });
@@ -299,6 +303,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       await v1.register(consentFormsRoutes, { deps });
       await v1.register(screenerResponsesRoutes, { deps });
       await v1.register(brandingRoutes, { deps });
+      await v1.register(calendarFeedsRoutes, { deps });
     },
     { prefix: apiPrefix },
   );
