@@ -77,6 +77,9 @@ import { webhookDocumentation, webhookSchemas } from './families/webhooks/schema
 import type { Resolver } from './families/webhooks/targets.js';
 import { registerFamilyJobs } from './families/jobs.js';
 import { consentCopyHandler } from './families/consent/copy-job.js';
+import { bookingNotifyHandler } from './families/scheduling/notify-job.js';
+import { calendarFeedPublicRoutes, calendarFeedsRoutes } from './families/calendar-feeds/routes.js';
+import { calendarFeedSchemas } from './families/calendar-feeds/schemas.js';
 import { registerHousekeepingJobs } from './jobs/registry.js';
 import { JobRunner } from './jobs/runner.js';
 import { keepPlannerStatistics, type PlannerStatisticsKeeper } from './db/planner-statistics.js';
@@ -227,7 +230,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas, ...schedulingSchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas, ...schedulingSchemas, ...calendarFeedSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter, operatorToken: config.testHelpers ? config.testHelpersToken : undefined });
   const heavyWork = new WorkspaceWorkLimiter({
@@ -259,6 +262,8 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   // The participant's pages (src/participant/): what the people being recruited see, under /p/.
   const secrets = await SecretBox.open(deps.db, config.secretsKey);
   await app.register(participantPages, { deps, formKey: secrets.derive(participantFormKeyPurpose) });
+  // A host's calendar feeds, for calendar applications: GET /calendar/<token>.ics, the URL its credential.
+  await app.register(calendarFeedPublicRoutes, { deps });
 
   const jobs = new JobRunner({ db: deps.db, clock: deps.clock, log: app.log });
   const webhooks = await Webhooks.open({ db: deps.db, clock: deps.clock, config, log: app.log, listen: database.listen, resolve: options.webhookResolver, pollMs: options.webhookPollMs });
@@ -269,6 +274,8 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   registerFamilyJobs(jobs, deps);
   // A signed consent's copy goes through the instance's SMTP mailer (the consent family's job).
   jobs.register(consentCopyHandler({ db: deps.db, clock: deps.clock, mailer: mail.mailer, publicUrl: config.publicUrl }));
+  // A booking's calendar invitations (booked, moved, canceled), to the person and the host (the scheduling family's job).
+  jobs.register(bookingNotifyHandler({ db: deps.db, clock: deps.clock, mailer: mail.mailer, publicUrl: config.publicUrl }));
 
   await app.register(
     async (v1) => {
@@ -299,6 +306,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       await v1.register(consentFormsRoutes, { deps });
       await v1.register(screenerResponsesRoutes, { deps });
       await v1.register(brandingRoutes, { deps });
+      await v1.register(calendarFeedsRoutes, { deps });
     },
     { prefix: apiPrefix },
   );

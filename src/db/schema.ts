@@ -396,6 +396,8 @@ export interface DB {
   study_hosts: StudyHostsTable;
   sessions: SessionsTable;
   bookings: BookingsTable;
+  booking_notifications: BookingNotificationsTable;
+  calendar_feeds: CalendarFeedsTable;
 }
 
 export type JobState = 'queued' | 'running' | 'completed' | 'failed';
@@ -972,4 +974,30 @@ export interface BookingsTable {
   canceled_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+export type BookingNotificationMethod = 'REQUEST' | 'CANCEL';
+export type BookingNotificationRecipient = 'PERSON' | 'HOST';
+
+/** An invitation sent: a booking's sequence and method, to the person or the host (src/families/scheduling/notify-job.ts). */
+export interface BookingNotificationsTable {
+  workspace_id: string;
+  booking_id: string;
+  sequence: number;
+  method: BookingNotificationMethod;
+  recipient: BookingNotificationRecipient;
+  sent_at: Timestamp;
+  smtp_message_id: string | null;
+  link_id: string | null;
+}
+
+/** A workspace user's subscribable calendar of the sessions they host (src/families/calendar-feeds/): the token's SHA-256 only. */
+export interface CalendarFeedsTable {
+  workspace_id: string;
+  feed_id: string;
+  user_id: string;
+  token_sha256: Buffer;
+  created_at: Timestamp;
+  revoked_at: Timestamp | null;
+  last_used_at: Timestamp | null;
 }

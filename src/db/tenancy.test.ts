@@ -106,10 +106,11 @@ describe('row-level security', () => {
         if (uses > 0) reaching.push(`${family.name}/${file}: ${uses}`);
       }
     }
-    // The signup form and the unsubscribe link are public (no token, no workspace until the row
-    // is read); the test helpers act for the caller's workspace (scopeOf) or, for the operator token,
-    // for any, in tests only.
-    expect(reaching.sort()).toEqual(['messages/send-routes.ts: 2', 'signups/routes.ts: 1', 'test-helpers/routes.ts: 3']);
+    // The signup form, the unsubscribe link and a host's calendar feed URL are public (no token,
+    // no workspace until the row is read; the feed's sessions are then read through its
+    // workspace's handle); the test helpers act for the caller's workspace (scopeOf) or, for the
+    // operator token, for any, in tests only.
+    expect(reaching.sort()).toEqual(['calendar-feeds/routes.ts: 1', 'messages/send-routes.ts: 2', 'signups/routes.ts: 1', 'test-helpers/routes.ts: 3']);
   });
 
   it('serves the API as before through the wall: a person created and read back', async () => {

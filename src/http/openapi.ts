@@ -28,6 +28,7 @@ export const tags = [
   { name: 'Consent forms', description: 'The consent forms a study asks people to sign, in immutable versions: Markdown text rendered to safe HTML, required statements, optional choices and a hash of the content.' },
   { name: 'Branding configs', description: "How a study's participant pages look: a display name, an accent colour checked for contrast (4.5:1) and a logo (PNG, JPEG or WebP), named by a study plan's brandingConfigId." },
   { name: 'Messages', description: "Messages to people: templates with variables (Liquid), checked when saved and previewed for one person." },
+  { name: 'Calendar feeds', description: "A user's subscribable calendars (iCalendar) of the sessions they host: places booked, no participant's data; the URL is the credential, shown once." },
   { name: 'Users', description: 'The authenticated user.' },
   { name: 'Teams', description: 'Teams of the workspace.' },
 ];

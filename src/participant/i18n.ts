@@ -65,7 +65,11 @@ export function translator(locale: Locale): Translator {
     locale,
     direction: rightToLeft.has(locale) ? 'rtl' : 'ltr',
     t: (key, values) => String(formatOf(locale, key).format(values)),
+    // Intl refuses timeZoneName beside dateStyle/timeStyle: with a zone, the same fields are named one by one (and the weekday, which an appointment wants).
     dateTime: (at, timeZone) =>
-      new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeStyle: 'short', ...(timeZone ? { timeZone, timeZoneName: 'short' } : {}) }).format(typeof at === 'string' ? new Date(at) : at),
+      new Intl.DateTimeFormat(
+        locale,
+        timeZone ? { weekday: 'long', year: 'numeric', month: 'long', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZone, timeZoneName: 'short' } : { dateStyle: 'long', timeStyle: 'short' },
+      ).format(typeof at === 'string' ? new Date(at) : at),
   };
 }

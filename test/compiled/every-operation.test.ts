@@ -311,6 +311,16 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     expect(Buffer.from(await served.arrayBuffer()).equals(Buffer.from(testImages.webp, 'base64'))).toBe(true);
     unwrap(await api.DELETE('/branding-configs/{brandingConfigId}', brandingPath));
 
+    // Calendar feeds: one made (its URL once), listed, fetched by a calendar application (ical-generator), revoked, then a 404.
+    const calendarFeed = unwrap(await api.POST('/calendar-feeds'));
+    expect(unwrap(await api.GET('/calendar-feeds')).calendarFeeds.map((feed) => feed.feedId)).toEqual([calendarFeed.feedId]);
+    const feedUrl = `${server.api.replace(/\/v1$/, '')}${new URL(calendarFeed.url).pathname}`;
+    const subscribed = await fetch(feedUrl);
+    expect([subscribed.status, subscribed.headers.get('content-type')]).toEqual([200, 'text/calendar; charset=utf-8']);
+    expect(await subscribed.text()).toMatch(/^BEGIN:VCALENDAR\r\n[\s\S]*METHOD:PUBLISH\r\n/);
+    unwrap(await api.DELETE('/calendar-feeds/{feedId}', { params: { path: { feedId: calendarFeed.feedId } } }));
+    expect((await fetch(feedUrl)).status).toBe(404);
+
     // Message templates (LiquidJS, loaded on first parse), a preview, a send through SMTP (nodemailer), its unsubscribe link.
     const messageTemplate = unwrap(
       await api.POST('/message-templates', {

@@ -41,6 +41,7 @@ export const idempotencyKeyPaths: ReadonlySet<string> = new Set([
   "/consent-forms",
   "/consent-forms/{consentFormId}/versions",
   "/branding-configs",
+  "/calendar-feeds",
 ]);
 
 /** Operations (`method path`) whose request body is not JSON, with the media type they take: the client sends such a body as it is. */
@@ -193,4 +194,7 @@ export const operationRoles = {
   "get /branding-configs/{brandingConfigId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
   "delete /branding-configs/{brandingConfigId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR"],
   "patch /branding-configs/{brandingConfigId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR"],
+  "get /calendar-feeds": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
+  "post /calendar-feeds": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR"],
+  "delete /calendar-feeds/{feedId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
 } as const satisfies Readonly<Record<string, readonly string[]>>;

@@ -14,6 +14,13 @@ export interface OutgoingMail {
   unsubscribeUrl: string | null;
   /** Files sent with it (a signed consent's PDF copy). */
   attachments?: { filename: string; content: Buffer; contentType: string }[];
+  /**
+   * A calendar invitation (RFC 6047, iMIP): nodemailer's icalEvent puts it in the message twice,
+   * as a `text/calendar; method=…` alternative of the text (what Gmail, Outlook and Apple Mail
+   * read to show the invitation's buttons) and as an .ics attachment (for clients that read only
+   * attachments). `method` must be the calendar's own METHOD.
+   */
+  icalEvent?: { method: 'REQUEST' | 'CANCEL' | 'PUBLISH'; filename: string; content: string };
 }
 
 /**
@@ -109,6 +116,7 @@ export class SmtpMailer implements Mailer {
         ...(mail.html !== null ? { html: mail.html } : {}),
         messageId: `<${mail.messageId}@${this.domain}>`,
         ...(mail.attachments ? { attachments: mail.attachments.map(({ filename, content, contentType }) => ({ filename, content, contentType })) } : {}),
+        ...(mail.icalEvent ? { icalEvent: { method: mail.icalEvent.method, filename: mail.icalEvent.filename, content: mail.icalEvent.content } } : {}),
         headers: {
           'X-Recruit-Message-Id': mail.messageId,
           // RFC 8058: a mail client's one-click unsubscribe POSTs "List-Unsubscribe=One-Click" to this URL.
