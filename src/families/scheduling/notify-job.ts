@@ -5,21 +5,12 @@ import type { JobHandler } from '../../jobs/queue.js';
 import { chooseLocale, type MessageKey, translator } from '../../participant/i18n.js';
 import type { Mailer, SendResult } from '../messages/mailer.js';
 import { deleteLink, issueLink } from '../participant-links/service.js';
-import { type InvitationMethod, invitationIcs } from './icalendar.js';
+import { invitationIcs } from './icalendar.js';
+import { BOOKING_NOTIFY_QUEUE, type BookingNotifyPayload } from './service.js';
 import { findNotifyFacts, type NotificationKey, type NotifyFacts, recordSent, sentRecipients } from './notify-queries.js';
 
-/** The queue of a booking's invitations: enqueued by the booking service in the transaction of each booking, move and cancellation. */
-export const BOOKING_NOTIFY_QUEUE = 'booking.notify';
-
-export interface BookingNotifyPayload {
-  bookingId: string;
-  /** The booking's sequence that the change gave it. */
-  sequence: number;
-  method: InvitationMethod;
-}
-
-/** The singleton key the booking service enqueues with: one job per change. */
-export const bookingNotifyKey = (payload: BookingNotifyPayload) => `${payload.bookingId}:${payload.sequence}:${payload.method}`;
+// The queue and its payload are the booking service's: it enqueues one job per change, in the change's transaction.
+export { BOOKING_NOTIFY_QUEUE, type BookingNotifyPayload, bookingNotifyKey } from './service.js';
 
 export interface BookingNotifyOptions {
   db: Kysely<DB>;

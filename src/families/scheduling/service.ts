@@ -21,6 +21,16 @@ export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId'
 /** The queue of the emails a booking change sends (the invitation, its update, its cancellation): notify-job.ts. */
 export const BOOKING_NOTIFY_QUEUE = 'booking.notify';
 
+export interface BookingNotifyPayload {
+  bookingId: string;
+  /** The booking's sequence that the change gave it. */
+  sequence: number;
+  method: 'REQUEST' | 'CANCEL';
+}
+
+/** The singleton key of a change's job: one job per change. */
+export const bookingNotifyKey = (payload: BookingNotifyPayload) => `${payload.bookingId}:${payload.sequence}:${payload.method}`;
+
 const defaults = {
   durationMinutes: 60,
   bufferBeforeMinutes: 0,
@@ -321,7 +331,8 @@ async function takeSlot(db: Kysely<DB>, workspaceId: string, studyId: string, sc
 const notTheTime = (start: Date) => conflict(`${start.toISOString()} is not an open time of the study (taken meanwhile, outside the hosts' hours, too soon or too far ahead): list open times with GET /studies/{studyId}/slots`, ['startTime']);
 
 async function queueNotice(db: Kysely<DB>, clock: Clock, workspaceId: string, bookingId: string, sequence: number, method: 'REQUEST' | 'CANCEL'): Promise<void> {
-  await enqueueJob(db, clock, { queue: BOOKING_NOTIFY_QUEUE, workspaceId, payload: { bookingId, sequence, method }, singletonKey: `${bookingId}:${sequence}:${method}`, maxAttempts: 8, backoffSeconds: 60 });
+  const payload: BookingNotifyPayload = { bookingId, sequence, method };
+  await enqueueJob(db, clock, { queue: BOOKING_NOTIFY_QUEUE, workspaceId, payload, singletonKey: bookingNotifyKey(payload), maxAttempts: 8, backoffSeconds: 60 });
 }
 
 export interface BookInput {
