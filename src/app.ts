@@ -75,6 +75,7 @@ import { webhookDocumentation, webhookSchemas } from './families/webhooks/schema
 import type { Resolver } from './families/webhooks/targets.js';
 import { registerFamilyJobs } from './families/jobs.js';
 import { consentCopyHandler } from './families/consent/copy-job.js';
+import { signInHandler } from './families/person-access/sign-in-job.js';
 import { registerHousekeepingJobs } from './jobs/registry.js';
 import { JobRunner } from './jobs/runner.js';
 import { keepPlannerStatistics, type PlannerStatisticsKeeper } from './db/planner-statistics.js';
@@ -267,6 +268,8 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   registerFamilyJobs(jobs, deps);
   // A signed consent's copy goes through the instance's SMTP mailer (the consent family's job).
   jobs.register(consentCopyHandler({ db: deps.db, clock: deps.clock, mailer: mail.mailer, publicUrl: config.publicUrl }));
+  // A sign-in link to the person's own page (src/participant/hub/) goes the same way.
+  jobs.register(signInHandler({ db: deps.db, clock: deps.clock, mailer: mail.mailer, publicUrl: config.publicUrl }));
 
   await app.register(
     async (v1) => {

@@ -66,6 +66,10 @@ export function translator(locale: Locale): Translator {
     direction: rightToLeft.has(locale) ? 'rtl' : 'ltr',
     t: (key, values) => String(formatOf(locale, key).format(values)),
     dateTime: (at, timeZone) =>
-      new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeStyle: 'short', ...(timeZone ? { timeZone, timeZoneName: 'short' } : {}) }).format(typeof at === 'string' ? new Date(at) : at),
+      // dateStyle and timeStyle refuse timeZoneName: with a zone, the same parts are spelled out one by one.
+      new Intl.DateTimeFormat(
+        locale,
+        timeZone ? { year: 'numeric', month: 'long', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZone, timeZoneName: 'short' } : { dateStyle: 'long', timeStyle: 'short' },
+      ).format(typeof at === 'string' ? new Date(at) : at),
   };
 }

@@ -39,6 +39,7 @@ import * as quotaGroups from './20261207000000_quota_groups.js';
 import * as screenerStarts from './20261207100000_screener_starts.js';
 import * as consentSignedOnPage from './20261207200000_consent_signed_on_page.js';
 import * as brandingConfigs from './20261207300000_branding_configs.js';
+import * as personAccess from './20261208100000_person_access.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
 export const migrations: Record<string, Migration> = {
@@ -82,4 +83,5 @@ export const migrations: Record<string, Migration> = {
   '20261207100000_screener_starts': screenerStarts,
   '20261207200000_consent_signed_on_page': consentSignedOnPage,
   '20261207300000_branding_configs': brandingConfigs,
+  '20261208100000_person_access': personAccess,
 };
