@@ -80,6 +80,7 @@ import { consentCopyHandler } from './families/consent/copy-job.js';
 import { bookingNotifyHandler } from './families/scheduling/notify-job.js';
 import { calendarFeedPublicRoutes, calendarFeedsRoutes } from './families/calendar-feeds/routes.js';
 import { calendarFeedSchemas } from './families/calendar-feeds/schemas.js';
+import { signInHandler } from './families/person-access/sign-in-job.js';
 import { registerHousekeepingJobs } from './jobs/registry.js';
 import { JobRunner } from './jobs/runner.js';
 import { keepPlannerStatistics, type PlannerStatisticsKeeper } from './db/planner-statistics.js';
@@ -276,6 +277,8 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   jobs.register(consentCopyHandler({ db: deps.db, clock: deps.clock, mailer: mail.mailer, publicUrl: config.publicUrl }));
   // A booking's calendar invitations (booked, moved, canceled), to the person and the host (the scheduling family's job).
   jobs.register(bookingNotifyHandler({ db: deps.db, clock: deps.clock, mailer: mail.mailer, publicUrl: config.publicUrl }));
+  // A sign-in link to the person's own page (src/participant/hub/) goes the same way.
+  jobs.register(signInHandler({ db: deps.db, clock: deps.clock, mailer: mail.mailer, publicUrl: config.publicUrl }));
 
   await app.register(
     async (v1) => {

@@ -273,6 +273,8 @@ export interface PersonPropertiesTable {
   created_by_user_id: string;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** The person may change their own value on their page (migration 20261208100000_person_access). */
+  editable_by_person: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface PropertyOptionsTable {
@@ -346,6 +348,8 @@ export interface PopulationMembersTable {
 
 export interface DB {
   people: PeopleTable;
+  person_access_links: PersonAccessLinksTable;
+  person_sessions: PersonSessionsTable;
   person_unique_values: PersonUniqueValuesTable;
   population_members: PopulationMembersTable;
   service_secrets: ServiceSecretsTable;
@@ -514,6 +518,31 @@ export interface ParticipantsTable {
   added_by_user_id: string | null;
   added_at: Timestamp;
   updated_at: Timestamp;
+  /** The person asked for no more messages about this study, on their page (migration 20261208100000_person_access). */
+  messages_stopped_at: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** A sign-in link of the person's page (src/families/person-access/): the token's digest only. */
+export interface PersonAccessLinksTable {
+  workspace_id: string;
+  link_id: string;
+  person_id: string;
+  token_sha256: Buffer;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+}
+
+/** A signed-in person's session (src/families/person-access/): the cookie token's digest only. */
+export interface PersonSessionsTable {
+  workspace_id: string;
+  session_id: string;
+  person_id: string;
+  token_sha256: Buffer;
+  created_at: Timestamp;
+  last_seen_at: Timestamp;
+  expires_at: Timestamp;
+  ended_at: Timestamp | null;
 }
 
 export type ParticipantEventField = 'status' | 'approvalStatus' | 'screenerState';

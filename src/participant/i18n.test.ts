@@ -16,6 +16,8 @@ function argumentsOf(elements: MessageFormatElement[], found = new Map<string, n
 
 /** Keys whose English is only arguments and punctuation (the error summary's "{field} — {message}"). */
 const punctuationOnly = new Set(['errors.summaryItem']);
+/** Words spelled alike in English and another shipped language (Spanish "No"). */
+const sameWord = new Set(['hub.profile.no']);
 
 describe("the participant pages' message catalogues", () => {
   it('ship English, German, French, Spanish and Arabic', () => {
@@ -32,7 +34,7 @@ describe("the participant pages' message catalogues", () => {
       const actual = argumentsOf(parse(message));
       expect([...actual.entries()].sort(), `${locale} ${key}`).toEqual([...expected.entries()].sort());
       // A message that is only punctuation around its arguments may read the same in another language.
-      if (locale !== 'en' && !punctuationOnly.has(key)) expect(message, `${locale} ${key} is translated`).not.toBe(reference);
+      if (locale !== 'en' && !punctuationOnly.has(key) && !sameWord.has(key)) expect(message, `${locale} ${key} is translated`).not.toBe(reference);
     }
   });
 

@@ -18,6 +18,8 @@ export interface PageProps {
   title: string;
   /** Who the page is from (the workspace's display name); omitted on a page for a link that leads nowhere. */
   from?: string | undefined;
+  /** The footer's word on cookies: the person's own pages keep a session cookie (src/participant/hub/). */
+  privacy?: string | undefined;
   children?: ComponentChildren;
 }
 
@@ -25,7 +27,7 @@ export interface PageProps {
  * Every participant page's frame: the language and direction of the study, a skip link, who the
  * page is from, one main landmark with the page's heading, a footer. No script.
  */
-export function Page({ i18n, title, from, children }: PageProps) {
+export function Page({ i18n, title, from, privacy, children }: PageProps) {
   const brand = useContext(BrandContext);
   return (
     <html lang={i18n.locale} dir={i18n.direction}>
@@ -54,7 +56,7 @@ export function Page({ i18n, title, from, children }: PageProps) {
         </main>
         <footer class="site">
           {from ? <p>{i18n.t('page.sentBy', { workspace: from })}</p> : null}
-          <p>{i18n.t('page.privacy')}</p>
+          <p>{privacy ?? i18n.t('page.privacy')}</p>
         </footer>
       </body>
     </html>
@@ -67,12 +69,17 @@ export function documentOf(page: VNode, brand?: PageBrand): string {
 }
 
 /** A page with a heading and a paragraph or two, and no form: links that lead nowhere, closed studies, thanks. */
-export function NoticePage(props: { i18n: Translator; title: string; from?: string | undefined; paragraphs: string[] }) {
+export function NoticePage(props: { i18n: Translator; title: string; from?: string | undefined; paragraphs: string[]; privacy?: string; link?: { href: string; text: string } }) {
   return (
-    <Page i18n={props.i18n} title={props.title} from={props.from}>
+    <Page i18n={props.i18n} title={props.title} from={props.from} privacy={props.privacy}>
       {props.paragraphs.map((paragraph) => (
         <p>{paragraph}</p>
       ))}
+      {props.link ? (
+        <p>
+          <a href={props.link.href}>{props.link.text}</a>
+        </p>
+      ) : null}
     </Page>
   );
 }

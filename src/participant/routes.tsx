@@ -11,6 +11,7 @@ import { chooseLocale, type MessageKey, translator, type Translator } from './i1
 import { documentOf, NoticePage } from './layout.js';
 import { type PostedAnswers, type QuestionView, ScreenerPage } from './screener-page.js';
 import { registerConsentPages } from './consent-routes.js';
+import { registerHubPages } from './hub/routes.js';
 import { formToken, formTokenIsValid, isCrossSitePost, linkTokenAsSpelled, setPageHeaders } from './security.js';
 import { participantStylesheet, participantStylesheetPath } from './styles.js';
 import { brandingAssets, brandingForPage, brandOf, rememberBrand } from './branding.js';
@@ -147,6 +148,8 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
 
   // Consent and withdrawal (consent-routes.tsx): the consent step, a CONSENT or WITHDRAWAL link's page.
   const consentPages = registerConsentPages(app, { deps, formKey, open, sendPage, notice });
+  // A page of the person's own (hub/routes.tsx): sign-in by an emailed link, then their studies, consents, details and data, under /me.
+  registerHubPages(app, { deps, formKey, sendPage });
   const seeOther = (reply: FastifyReply, to: string) => {
     setPageHeaders(reply, { cacheable: false });
     return reply.redirect(to, 303);

@@ -47,6 +47,15 @@ button.primary { font: inherit; font-weight: 700; padding: 0.6rem 1.2rem; min-he
 .consent-text { border: 1px solid #6f777b; padding: 0 1rem; margin: 0 0 2rem; }
 .consent-text h2, .consent-text h3, .consent-text h4 { font-size: 1.25rem; }
 .statement.has-error { border-inline-start: 5px solid #b3261e; padding-inline-start: 0.75rem; }
+.hub-section { margin-block-start: 2.5rem; }
+.hub-list { list-style: none; margin: 0 0 1rem; padding: 0; }
+.hub-list > li { border-block-end: 1px solid #6f777b; padding-block: 0.75rem; }
+.hub-list form { margin-block-start: 0.5rem; }
+.hub-item-title { font-weight: 700; display: block; }
+.hub-status { border: 3px solid #00703c; padding: 0.75rem 1rem; margin: 0 0 1.5rem; }
+.hub-bar { display: flex; justify-content: flex-end; margin: 0 0 1rem; }
+button.secondary { font: inherit; padding: 0.5rem 1rem; min-height: 2.75rem; border: 2px solid var(--accent, #1d3f8f); background: #ffffff; color: var(--accent, #1d3f8f); cursor: pointer; text-align: start; }
+button.warning { font: inherit; font-weight: 700; padding: 0.6rem 1.2rem; min-height: 2.75rem; border: 2px solid transparent; background: #b3261e; color: #ffffff; cursor: pointer; }
 .notice { border-inline-start: 5px solid #1d3f8f; padding: 0.5rem 0.75rem; background: #eef2fa; }
 `;
 

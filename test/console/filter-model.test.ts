@@ -5,8 +5,8 @@ import { buildFilter, comparisonsFor, filterProperties, newCondition, newGroup, 
 /** The console's filter model without a browser: what the builder's tree sends, and where each node's errors come back. */
 describe('console filter model', () => {
   const properties = filterProperties(['PERSON'], [
-    { propertyId: 'prp_age', name: 'Age', propertyType: 'NUMBER', propertyOptions: [], isUnique: false, isPHI: false, isPII: false, description: '', propertyGroupId: 'grp' },
-    { propertyId: 'prp_team', name: 'Team', propertyType: 'SINGLE_SELECT', propertyOptions: [{ propertyOptionId: 'o1', name: 'Red', color: 'GREEN', order: '1' }], isUnique: false, isPHI: false, isPII: false, description: '', propertyGroupId: 'grp' },
+    { propertyId: 'prp_age', name: 'Age', propertyType: 'NUMBER', propertyOptions: [], isUnique: false, isPHI: false, isPII: false, description: '', propertyGroupId: 'grp', editableByPerson: false },
+    { propertyId: 'prp_team', name: 'Team', propertyType: 'SINGLE_SELECT', propertyOptions: [{ propertyOptionId: 'o1', name: 'Red', color: 'GREEN', order: '1' }], isUnique: false, isPHI: false, isPII: false, description: '', propertyGroupId: 'grp', editableByPerson: false },
   ] as Parameters<typeof filterProperties>[1]);
   const byKey = new Map(properties.map((property) => [property.key, property]));
 

@@ -460,7 +460,13 @@ export interface paths {
         delete: operations["deletePersonProperty"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update a person property
+         * @description Changes the fields given: `editableByPerson` (the person may change their own value on their page, GET /me, through the same checks as PATCH /people/{personId}) and `description`. The name, type, options and uniqueness are not changed here.
+         *
+         *     Requires the right `properties:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
+         */
+        patch: operations["updatePersonProperty"];
         trace?: never;
     };
     "/properties/delete": {
@@ -2223,6 +2229,50 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "person.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * person.updated
+         * @description A person's fields were changed.
+         *
+         *     Delivery is at least once, by the Standard Webhooks specification: headers `webhook-id` (the message id, the same on every retry: deduplicate on it), `webhook-timestamp` (seconds since the epoch, of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>`, two space-separated signatures while a rotated-out secret is still valid). Answer 2xx within 10 s; anything else, a redirect, or no answer is a failure. A failed delivery is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h (each ±10% at random): 10 attempts over about 3 days, then the delivery is FAILED. An endpoint whose every attempt has failed for 5 days is disabled, and `disabledReason` says since when and why; enabling it again (PATCH `enabled: true`) resumes its pending deliveries.
+         */
+        post: operations["webhook_person_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "participant.messages_stopped": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * participant.messages_stopped
+         * @description The person asked for no more messages about this study: messages to this participant are skipped as for an opted-out person.
+         *
+         *     Delivery is at least once, by the Standard Webhooks specification: headers `webhook-id` (the message id, the same on every retry: deduplicate on it), `webhook-timestamp` (seconds since the epoch, of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>`, two space-separated signatures while a rotated-out secret is still valid). Answer 2xx within 10 s; anything else, a redirect, or no answer is a failure. A failed delivery is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h (each ±10% at random): 10 attempts over about 3 days, then the delivery is FAILED. An endpoint whose every attempt has failed for 5 days is disabled, and `disabledReason` says since when and why; enabling it again (PATCH `enabled: true`) resumes its pending deliveries.
+         */
+        post: operations["webhook_participant_messages_stopped"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "import.completed": {
         parameters: {
             query?: never;
@@ -2847,7 +2897,8 @@ export interface components {
          *       "isPHI": false,
          *       "isPII": false,
          *       "description": "How often the person shops online",
-         *       "propertyGroupId": "prg_01JD0000000000000000000000"
+         *       "propertyGroupId": "prg_01JD0000000000000000000000",
+         *       "editableByPerson": true
          *     }
          */
         PersonProperty: {
@@ -2868,6 +2919,8 @@ export interface components {
             description: string;
             /** @description The one group the property is in: the one given at import, or the workspace's default group. */
             propertyGroupId: string;
+            /** @description The person may change their own value of it on their page (GET /me): an edit there goes through the same checks as PATCH /people/{personId}. A LOCATION property is never shown there. */
+            editableByPerson: boolean;
         };
         /**
          * PropertyGroup
@@ -3563,7 +3616,7 @@ export interface components {
             /** @description Empty when none was given. */
             description: string;
             /** @description The event types delivered; empty: every type, including types added later. */
-            eventTypes: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn" | "booking.created" | "booking.moved" | "booking.canceled")[];
+            eventTypes: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "person.updated" | "participant.messages_stopped" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn" | "booking.created" | "booking.moved" | "booking.canceled")[];
             /** @description A disabled endpoint is sent nothing; events meanwhile can be replayed to it. */
             enabled: boolean;
             /** @description Why the service disabled the endpoint; null when enabled, or disabled by hand. */
@@ -8996,6 +9049,11 @@ export interface operations {
                     description?: string;
                     /** @description The group to put the property in; without it, the workspace's default group (scope ALL). */
                     propertyGroupId?: string;
+                    /**
+                     * @description The person may change their own value on their page (GET /me).
+                     * @default false
+                     */
+                    editableByPerson?: boolean;
                 }[];
             };
         };
@@ -9040,7 +9098,8 @@ export interface operations {
                      *             "isPHI": false,
                      *             "isPII": false,
                      *             "description": "How often the person shops online",
-                     *             "propertyGroupId": "prg_01JD0000000000000000000000"
+                     *             "propertyGroupId": "prg_01JD0000000000000000000000",
+                     *             "editableByPerson": true
                      *           },
                      *           "isAsync": false,
                      *           "bulkActionUserRequestId": "bar_01JD0000000000000000000000"
@@ -9266,7 +9325,8 @@ export interface operations {
                      *           "isPHI": false,
                      *           "isPII": false,
                      *           "description": "How often the person shops online",
-                     *           "propertyGroupId": "prg_01JD0000000000000000000000"
+                     *           "propertyGroupId": "prg_01JD0000000000000000000000",
+                     *           "editableByPerson": true
                      *         }
                      *       ],
                      *       "total": 26,
@@ -9483,6 +9543,178 @@ export interface operations {
                 };
             };
             /** @description The request carries a body that is not application/json (this operation takes none; send no body). */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    updatePersonProperty: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                propertyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "editableByPerson": true
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The person may change their own value on their page (GET /me). */
+                    editableByPerson?: boolean;
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonProperty"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Property not found (also for another workspace's property). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
             415: {
                 headers: {
                     /** @description Requests allowed per window for this token. */
@@ -10166,7 +10398,8 @@ export interface operations {
                      *           "isPHI": false,
                      *           "isPII": false,
                      *           "description": "How often the person shops online",
-                     *           "propertyGroupId": "prg_01JD0000000000000000000000"
+                     *           "propertyGroupId": "prg_01JD0000000000000000000000",
+                     *           "editableByPerson": true
                      *         }
                      *       ],
                      *       "total": 26,
@@ -17693,7 +17926,7 @@ export interface operations {
                     url: string;
                     description?: string;
                     /** @description Event types to deliver; empty or left out: every type. */
-                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn" | "booking.created" | "booking.moved" | "booking.canceled")[];
+                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "person.updated" | "participant.messages_stopped" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn" | "booking.created" | "booking.moved" | "booking.canceled")[];
                     /** @default true */
                     enabled?: boolean;
                 };
@@ -17738,7 +17971,7 @@ export interface operations {
                         /** @description Empty when none was given. */
                         description: string;
                         /** @description The event types delivered; empty: every type, including types added later. */
-                        eventTypes: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn" | "booking.created" | "booking.moved" | "booking.canceled")[];
+                        eventTypes: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "person.updated" | "participant.messages_stopped" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn" | "booking.created" | "booking.moved" | "booking.canceled")[];
                         /** @description A disabled endpoint is sent nothing; events meanwhile can be replayed to it. */
                         enabled: boolean;
                         /** @description Why the service disabled the endpoint; null when enabled, or disabled by hand. */
@@ -18216,7 +18449,7 @@ export interface operations {
                     url?: string;
                     description?: string;
                     /** @description Event types to deliver; empty or left out: every type. */
-                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn" | "booking.created" | "booking.moved" | "booking.canceled")[];
+                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "person.updated" | "participant.messages_stopped" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn" | "booking.created" | "booking.moved" | "booking.canceled")[];
                     /** @description true also clears disabledReason and resumes pending deliveries. */
                     enabled?: boolean;
                 };
@@ -19165,7 +19398,7 @@ export interface operations {
                      */
                     until?: string;
                     /** @description Only these types; default: the endpoint's subscription. */
-                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn" | "booking.created" | "booking.moved" | "booking.canceled")[];
+                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "person.updated" | "participant.messages_stopped" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn" | "booking.created" | "booking.moved" | "booking.canceled")[];
                 };
             };
         };
@@ -25407,6 +25640,103 @@ export interface operations {
                     data: {
                         /** @description The person. */
                         personId: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx. Anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_person_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on each retry; deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was made. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "person.updated";
+                    /**
+                     * Format: date-time
+                     * @description When the change was made.
+                     */
+                    timestamp: string;
+                    /** @description A person's fields were changed. */
+                    data: {
+                        /** @description The person. */
+                        personId: string;
+                        /** @description What changed, by name: `email`, `firstName`, `lastName`, `phone`, `additionalEmails`, `additionalPhones`, `populationIds`, or `properties.<propertyId>`. Never the values. */
+                        fields: string[];
+                        /** @description TEAM: through the API (PATCH /people/{personId}); PERSON: the person on their own page. */
+                        actor: "TEAM" | "PERSON";
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx. Anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_participant_messages_stopped: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on each retry; deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was made. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "participant.messages_stopped";
+                    /**
+                     * Format: date-time
+                     * @description When the change was made.
+                     */
+                    timestamp: string;
+                    /** @description The person asked for no more messages about this study: messages to this participant are skipped as for an opted-out person. */
+                    data: {
+                        /** @description The study. */
+                        studyId: string;
+                        /** @description The participant. */
+                        participantId: string;
+                        /** @description The participant's person. */
+                        personId: string;
+                        /**
+                         * @description The person, on their own page.
+                         * @constant
+                         */
+                        actor: "PERSON";
                     };
                 };
             };

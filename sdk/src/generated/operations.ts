@@ -112,6 +112,7 @@ export const operationRoles = {
   "post /properties/import": ["SUPER_ADMIN", "OPS_MANAGER", "DEVELOPER"],
   "get /properties": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
   "delete /properties/{propertyId}": ["SUPER_ADMIN", "OPS_MANAGER", "DEVELOPER"],
+  "patch /properties/{propertyId}": ["SUPER_ADMIN", "OPS_MANAGER", "DEVELOPER"],
   "post /properties/delete": ["SUPER_ADMIN", "OPS_MANAGER", "DEVELOPER"],
   "get /property-groups": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
   "post /property-groups": ["SUPER_ADMIN", "OPS_MANAGER", "DEVELOPER"],

@@ -3,6 +3,7 @@ import type { Clock } from '../../clock.js';
 import type { DB } from '../../db/schema.js';
 import type { JobHandler } from '../../jobs/queue.js';
 import { chooseLocale, translator } from '../../participant/i18n.js';
+import type { ConsentFormVersion } from '../consent-forms/schemas.js';
 import { findServableVersion } from '../consent-forms/service.js';
 import type { Mailer } from '../messages/mailer.js';
 import { deleteLink, issueLink } from '../participant-links/service.js';
@@ -16,6 +17,43 @@ export interface ConsentCopyOptions {
   /** Undefined without SMTP: the job then ends saying so, and nothing is sent. */
   mailer: Mailer | undefined;
   publicUrl: string | undefined;
+}
+
+type CopyFacts = NonNullable<Awaited<ReturnType<typeof queries.findCopyFacts>>>;
+
+/**
+ * The signed copy's PDF of a consent signed on the participant's page, in the study's language
+ * (or `locale` when given): what the copy's email carries and what the person downloads from
+ * their own page.
+ */
+export async function signedCopyOf(form: ConsentFormVersion, facts: Pick<CopyFacts, 'plan' | 'signed_name' | 'choices' | 'submitted_at'>, locale?: string) {
+  const plan = facts.plan ?? {};
+  const i18n = translator(chooseLocale(locale ?? plan.language ?? form.language, undefined));
+  const study = plan.externalName ?? plan.name ?? '';
+  const signedAt = new Date(facts.submitted_at);
+  const choices = facts.choices ?? {};
+  // pdfkit and its fonts (a few MiB) are loaded with the first copy, not at the service's start.
+  const { signedCopyPdf } = await import('../consent-forms/signed-copy.js');
+  const pdf = await signedCopyPdf({
+    form,
+    fullName: facts.signed_name ?? '',
+    statementIds: form.requiredStatements.map((statement) => statement.id),
+    choices,
+    signedAt,
+    locale: i18n.locale,
+    timeZone: 'UTC',
+    labels: {
+      statements: i18n.t('copy.pdf.statements'),
+      choices: i18n.t('copy.pdf.choices'),
+      agreed: i18n.t('copy.pdf.agreed'),
+      declined: i18n.t('copy.pdf.declined'),
+      signedBy: i18n.t('copy.pdf.signedBy'),
+      signedAt: i18n.t('copy.pdf.signedAt'),
+      version: i18n.t('copy.pdf.version'),
+      contentHash: i18n.t('copy.pdf.contentHash'),
+    },
+  });
+  return { pdf, i18n, study, signedAt };
 }
 
 /** A temporary failure (SMTP 4xx, no connection): the job's attempt fails and the runner tries again later. */
@@ -50,33 +88,7 @@ export function consentCopyHandler(options: ConsentCopyOptions): JobHandler<{ co
       const form = await findServableVersion(db, workspaceId, facts.consent_form_id, Number(facts.form_version));
       if (!form) return { sent: false, reason: 'FORM_GONE' };
 
-      const plan = facts.plan ?? {};
-      const i18n = translator(chooseLocale(plan.language ?? form.language, undefined));
-      const study = plan.externalName ?? plan.name ?? '';
-      const signedAt = new Date(facts.submitted_at);
-      const choices = facts.choices ?? {};
-      // pdfkit and its fonts (a few MiB) are loaded with the first copy, not at the service's start.
-      const { signedCopyPdf } = await import('../consent-forms/signed-copy.js');
-      const pdf = await signedCopyPdf({
-        form,
-        fullName: facts.signed_name ?? '',
-        statementIds: form.requiredStatements.map((statement) => statement.id),
-        choices,
-        signedAt,
-        locale: i18n.locale,
-        timeZone: 'UTC',
-        labels: {
-          statements: i18n.t('copy.pdf.statements'),
-          choices: i18n.t('copy.pdf.choices'),
-          agreed: i18n.t('copy.pdf.agreed'),
-          declined: i18n.t('copy.pdf.declined'),
-          signedBy: i18n.t('copy.pdf.signedBy'),
-          signedAt: i18n.t('copy.pdf.signedAt'),
-          version: i18n.t('copy.pdf.version'),
-          contentHash: i18n.t('copy.pdf.contentHash'),
-        },
-      });
-
+      const { pdf, i18n, study, signedAt } = await signedCopyOf(form, facts);
       const at = clock.now().toISOString();
       const link = await db.transaction().execute((transaction) =>
         issueLink(transaction, { workspaceId, participantId: facts.participant_id!, studyId: facts.study_id!, personId: facts.person_id, purpose: 'WITHDRAWAL', publicUrl: options.publicUrl!, at }),

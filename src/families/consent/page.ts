@@ -9,6 +9,7 @@ import type { DB } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { enqueueJob } from '../../jobs/queue.js';
 import type { ConsentFormVersion } from '../consent-forms/schemas.js';
+import { findServableVersion } from '../consent-forms/service.js';
 import { markConsentSubmitted, recordWithdrawal } from '../participants/service.js';
 import * as queries from './queries.js';
 import { recordConsent, withdrawStudyConsents } from './writer.js';
@@ -128,4 +129,38 @@ export async function withdrawOnPage(db: Kysely<DB>, withdrawal: { workspaceId: 
 export async function withdrawnAt(db: Kysely<DB>, workspaceId: string, studyId: string, personId: string): Promise<string | null | undefined> {
   const latest = await queries.findLatestStudyConsent(db, workspaceId, studyId, personId);
   return latest === undefined ? undefined : latest.withdrawn_at;
+}
+
+// The person's own page (src/participant/hub/): their consents, each signed copy, a withdrawal.
+
+/** Every live consent of the person, in the order they were recorded. */
+export async function consentsOfPerson(db: Kysely<DB>, workspaceId: string, personId: string) {
+  const { rows } = await queries.listConsents(db, workspaceId, { personId }, undefined, 1000);
+  return rows;
+}
+
+/**
+ * The signed copy's PDF of one of the person's own consents signed on the participant's page, or
+ * undefined: another person's consent, one of another workspace, or one with no signed copy (given
+ * another way: on paper, through the API) answer the same.
+ */
+export async function signedCopyForPerson(db: Kysely<DB>, workspaceId: string, personId: string, consentSubmissionId: string): Promise<{ pdf: Buffer; filename: string } | undefined> {
+  const facts = await queries.findCopyFacts(db, workspaceId, consentSubmissionId);
+  if (!facts || facts.person_id !== personId || facts.deleted_at !== null || facts.signed_name === null || facts.consent_form_id === null || facts.form_version === null) return undefined;
+  const form = await findServableVersion(db, workspaceId, facts.consent_form_id, Number(facts.form_version));
+  if (!form) return undefined;
+  const { signedCopyOf } = await import('./copy-job.js');
+  const { pdf } = await signedCopyOf(form, facts);
+  return { pdf, filename: `consent-${form.consentFormId}-v${form.version}.pdf` };
+}
+
+/**
+ * The person withdraws one of their own study consents from their page: the withdrawal link's
+ * path (withdrawOnPage), so the consents, the participant's move and the events are the same.
+ * Another person's consent, or one with no participant of theirs, is GONE.
+ */
+export async function withdrawForPerson(db: Kysely<DB>, workspaceId: string, personId: string, consentSubmissionId: string, at: string): Promise<WithdrawOutcome> {
+  const facts = await queries.findCopyFacts(db, workspaceId, consentSubmissionId);
+  if (!facts || facts.person_id !== personId || facts.deleted_at !== null || facts.study_id === null || facts.participant_id === null) return { kind: 'GONE' };
+  return withdrawOnPage(db, { workspaceId, studyId: facts.study_id, participantId: facts.participant_id, at });
 }

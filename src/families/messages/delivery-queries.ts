@@ -21,6 +21,8 @@ export interface ClaimedMessage {
   last_name: string | null;
   is_deleted: boolean;
   is_opted_out: boolean;
+  /** The person stopped this study's messages on their own page. */
+  study_messages_stopped: boolean;
   contact_status: string;
   /** Null when the template was deleted meanwhile. */
   template_key: string | null;
@@ -87,6 +89,7 @@ export async function claimDueMessages(db: Executor, request: ClaimRequest): Pro
     )
     select c.workspace_id, c.message_id, c.person_id, c.study_id, c.participant_id, c.counts_as_contact, c.attempt_count,
       p.email, p.first_name, p.last_name, p.deleted_at is not null as is_deleted, p.is_opted_out, p.contact_status,
+      coalesce(pt.messages_stopped_at is not null, false) as study_messages_stopped,
       t.template_id || ':' || cast(extract(epoch from t.updated_at) * 1000000 as bigint) as template_key,
       t.subject as template_subject, t.text_body as template_text, t.html_body as template_html,
       s.plan->>'externalName' as study_external_name, s.plan->>'externalDescription' as study_external_description,
@@ -94,6 +97,7 @@ export async function claimDueMessages(db: Executor, request: ClaimRequest): Pro
     from claimed c
     join people p on p.workspace_id = c.workspace_id and p.person_id = c.person_id
     join workspaces w on w.workspace_id = c.workspace_id
+    left join participants pt on pt.workspace_id = c.workspace_id and pt.participant_id = c.participant_id
     left join message_templates t on t.workspace_id = c.workspace_id and t.template_id = c.template_id
     left join studies s on s.workspace_id = c.workspace_id and s.study_id = c.study_id
     order by c.workspace_id, c.message_id

@@ -157,7 +157,7 @@ export class MailDispatcher {
       notSentReason: reason,
     });
     // The person is read again as the message goes: whoever opted out, was deleted or bounced since the request is not sent to.
-    const skip = skipReasonOf({ participant_id: null, person_id: message.person_id, is_deleted: message.is_deleted, is_opted_out: message.is_opted_out, contact_status: message.contact_status, has_email: message.email !== null });
+    const skip = skipReasonOf({ participant_id: null, person_id: message.person_id, is_deleted: message.is_deleted, is_opted_out: message.is_opted_out, contact_status: message.contact_status, has_email: message.email !== null, study_messages_stopped: message.study_messages_stopped });
     if (skip) return notSent(skip);
     if (message.template_key === null) return notSent('TEMPLATE_DELETED');
     const link = unsubscribeUrl(this.options.publicUrl, unsubscribeToken(this.options.unsubscribeKey, message.workspace_id, message.person_id, message.message_id));

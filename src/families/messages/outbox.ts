@@ -28,11 +28,13 @@ export interface Recipient {
   is_opted_out: boolean;
   contact_status: string;
   has_email: boolean;
+  /** The person stopped this study's messages on their own page (participants.messages_stopped_at): an opt-out of one study. */
+  study_messages_stopped?: boolean;
 }
 
 export function skipReasonOf(recipient: Recipient): SkipReason | undefined {
   if (recipient.is_deleted) return 'DELETED';
-  if (recipient.is_opted_out || recipient.contact_status === 'OPTED_OUT') return 'OPTED_OUT';
+  if (recipient.is_opted_out || recipient.contact_status === 'OPTED_OUT' || recipient.study_messages_stopped === true) return 'OPTED_OUT';
   if (recipient.contact_status === 'UNREACHABLE') return 'UNREACHABLE';
   if (!recipient.has_email) return 'NO_EMAIL';
   return undefined;

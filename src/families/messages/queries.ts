@@ -173,3 +173,14 @@ export async function eraseMessagesOf(transaction: Executor, people: RawBuilder<
 function keptDetail(column: RawBuilder<unknown> | ReturnType<typeof sql.ref>) {
   return sql<boolean>`(regexp_replace(${column}, ' \\(no attempts left: [0-9]+ made\\)$', '') = any(${storedDetailTexts}::text[]))`;
 }
+
+/** What was sent to the person, oldest first (the person's data download): the message, its study, its state, and the text they were sent. */
+export async function findMessagesOfPerson(db: Executor, workspaceId: string, personId: string) {
+  return db
+    .selectFrom('messages')
+    .where('workspace_id', '=', workspaceId)
+    .where('person_id', '=', personId)
+    .select(['message_id', 'study_id', 'status', 'queued_at', 'sent_at', 'recipient_email', 'subject', 'text_body'])
+    .orderBy('message_id')
+    .execute();
+}

@@ -66,7 +66,7 @@ async function sendableTemplate(db: Kysely<DB>, workspaceId: string, templateId:
   return template;
 }
 
-const recipientColumns = sql`pt.participant_id, pt.person_id, p.deleted_at is not null as is_deleted, p.is_opted_out, p.contact_status, p.email is not null as has_email`;
+const recipientColumns = sql`pt.participant_id, pt.person_id, p.deleted_at is not null as is_deleted, p.is_opted_out, p.contact_status, p.email is not null as has_email, pt.messages_stopped_at is not null as study_messages_stopped`;
 
 export interface SendBody {
   templateId: string;
@@ -149,7 +149,8 @@ export async function queueMoveMessage(
   move: { studyId: string; participantId: string; personId: string; origin: Exclude<MessageOrigin, 'SEND'>; template: { template_id: string; name: string } },
 ): Promise<MoveMessage> {
   const { rows } = await sql<Recipient>`
-    select ${move.participantId}::text as participant_id, p.person_id, p.deleted_at is not null as is_deleted, p.is_opted_out, p.contact_status, p.email is not null as has_email
+    select ${move.participantId}::text as participant_id, p.person_id, p.deleted_at is not null as is_deleted, p.is_opted_out, p.contact_status, p.email is not null as has_email,
+      coalesce((select pt.messages_stopped_at is not null from participants pt where pt.workspace_id = p.workspace_id and pt.participant_id = ${move.participantId}), false) as study_messages_stopped
     from people p where p.workspace_id = ${context.workspaceId} and p.person_id = ${move.personId}
   `.execute(transaction);
   const result = await queueMessages(

@@ -1,3 +1,5 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
 import type { CallContext as SharedCallContext } from '../../context.js';
 import { notFound, personalDataRequired } from '../../http/errors.js';
 import { maskEmail, maskText } from '../../http/masking.js';
@@ -149,3 +151,6 @@ export async function previewTemplate(context: CallContext, templateId: string, 
   };
 }
 
+
+/** What was sent to the person (their own page's data download). */
+export const messagesOfPerson = (db: Kysely<DB>, workspaceId: string, personId: string) => queries.findMessagesOfPerson(db, workspaceId, personId);

@@ -190,3 +190,53 @@ export async function findLiveBookingId(db: Executor, workspaceId: string, parti
   const row = await db.selectFrom('bookings').select('booking_id').where('workspace_id', '=', workspaceId).where('participant_id', '=', participantId).where('status', '=', 'BOOKED').executeTakeFirst();
   return row?.booking_id;
 }
+
+/** Every participation of the person, with its study's public name, newest first: the person's own page. */
+export async function findParticipationsOfPerson(db: Executor, workspaceId: string, personId: string) {
+  return db
+    .selectFrom('participants as p')
+    .innerJoin('studies as s', (join) => join.onRef('s.workspace_id', '=', 'p.workspace_id').onRef('s.study_id', '=', 'p.study_id'))
+    .where('p.workspace_id', '=', workspaceId)
+    .where('p.person_id', '=', personId)
+    .select([
+      'p.participant_id',
+      'p.study_id',
+      'p.status',
+      'p.screener_state',
+      'p.invited_at',
+      'p.screener_submitted_at',
+      'p.interview_start_time',
+      'p.completed_at',
+      'p.consent_submitted_at',
+      'p.messages_stopped_at',
+      'p.added_at',
+      's.status as study_status',
+      sql<string | null>`coalesce(s.plan->>'externalName', s.plan->>'name', '')`.as('study_name'),
+    ])
+    .orderBy('p.participant_id', 'desc')
+    .execute();
+}
+
+/** The participant status events of the person's participations (the person's data download). */
+export async function findStatusEventsOfPerson(db: Executor, workspaceId: string, personId: string) {
+  return db
+    .selectFrom('participant_status_events')
+    .where('workspace_id', '=', workspaceId)
+    .where('person_id', '=', personId)
+    .select(['study_id', 'participant_id', 'field', 'from_value', 'to_value', 'occurred_at'])
+    .orderBy('event_id')
+    .execute();
+}
+
+/** Stops the participant's messages, when it is the person's and not stopped yet; answers the participant's study when it changed. */
+export async function stopMessages(db: Executor, workspaceId: string, personId: string, participantId: string, at: string) {
+  return db
+    .updateTable('participants')
+    .set({ messages_stopped_at: at, updated_at: at })
+    .where('workspace_id', '=', workspaceId)
+    .where('person_id', '=', personId)
+    .where('participant_id', '=', participantId)
+    .where('messages_stopped_at', 'is', null)
+    .returning(['study_id'])
+    .executeTakeFirst();
+}

@@ -519,3 +519,27 @@ export async function recordSessionChange(
   ]);
   await recordEvents(transaction, workspaceId, [{ type: 'participant.status_changed', data: { studyId, participantId: participant.participant_id, personId: participant.person_id, from, to: change.status! } }], at);
 }
+
+/** The person's participations as their own page shows them (their study's public name, never its internal one when it has an external). */
+export const participationsOfPerson = (db: Kysely<DB>, workspaceId: string, personId: string) => queries.findParticipationsOfPerson(db, workspaceId, personId);
+export const statusEventsOfPerson = (db: Kysely<DB>, workspaceId: string, personId: string) => queries.findStatusEventsOfPerson(db, workspaceId, personId);
+
+export type StopMessagesOutcome = 'STOPPED' | 'ALREADY_STOPPED' | 'NOT_FOUND';
+
+/**
+ * The person asks for no more messages about one study (their own page): the participant's
+ * messages_stopped_at, which the messages family reads as it reads an opt-out (skipped, and not
+ * sent when already queued), with a `participant.messages_stopped` event. Only the person's own
+ * participant of the workspace: any other id is NOT_FOUND.
+ */
+export async function stopStudyMessages(db: Kysely<DB>, workspaceId: string, personId: string, participantId: string, at: string): Promise<StopMessagesOutcome> {
+  return inTransaction(db, async (transaction) => {
+    const stopped = await queries.stopMessages(transaction, workspaceId, personId, participantId, at);
+    if (stopped) {
+      await recordEvents(transaction, workspaceId, [{ type: 'participant.messages_stopped', data: { studyId: stopped.study_id, participantId, personId, actor: 'PERSON' } }], at);
+      return 'STOPPED';
+    }
+    const mine = (await queries.findParticipationsOfPerson(transaction, workspaceId, personId)).some((row) => row.participant_id === participantId);
+    return mine ? 'ALREADY_STOPPED' : 'NOT_FOUND';
+  });
+}

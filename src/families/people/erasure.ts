@@ -3,6 +3,7 @@ import type { DB } from '../../db/schema.js';
 import { eraseConsentsOfPeople } from '../consent/writer.js';
 import { eraseMessagesOf } from '../messages/queries.js';
 import { deleteLinksOfPeople } from '../participant-links/service.js';
+import { deleteAccessOfPeople } from '../person-access/queries.js';
 import { eraseResponsesOfPeople } from '../screener-responses/service.js';
 
 /**
@@ -20,6 +21,7 @@ import { eraseResponsesOfPeople } from '../screener-responses/service.js';
  *   fixed vocabulary already, and a text written before it becomes "The attempt failed".
  * - participants: the note on each of their participations (written about them).
  * - participant_links: every link to their pages (a way into what the service holds of them).
+ * - person_access_links, person_sessions: their sign-in links and sessions of their own page.
  * - screener_answers, screener_responses: what they answered (their participations stay).
  * - idempotency_keys: every kept answer that holds their id or one of their emails (a Person, a
  *   Participant, an incentive with its recipient, a preview, a search page). A retry with one of
@@ -54,6 +56,8 @@ export async function erasePeople(transaction: Kysely<DB>, workspaceId: string, 
   await sql`delete from population_members where (workspace_id, person_id) in ${batch}`.execute(transaction);
   await eraseMessagesOf(transaction, batch);
   await deleteLinksOfPeople(transaction, batch);
+  // Their sign-in links and sessions of their own page (src/families/person-access/): no way in stays.
+  await deleteAccessOfPeople(transaction, workspaceId, personIds);
   await eraseResponsesOfPeople(transaction, batch);
   await sql`
     update participants set note = null, note_created_by_user_id = null

@@ -220,7 +220,7 @@ export async function getPerson(context: CallContext, personId: string): Promise
 }
 
 /** PATCH: only the fields given change; `properties` merges key by key, null removing a value. */
-export async function updatePerson(context: CallContext, personId: string, body: UpdatePersonBody): Promise<Person> {
+export async function updatePerson(context: CallContext, personId: string, body: UpdatePersonBody, actor: 'TEAM' | 'PERSON' = 'TEAM'): Promise<Person> {
   const { workspaceId } = context;
   return translatingRaces(() =>
     inTransaction(context.db, async (db) => {
@@ -247,6 +247,12 @@ export async function updatePerson(context: CallContext, personId: string, body:
       }
       const row = await queries.updatePerson(db, workspaceId, personId, changes);
       if (body.populationIds !== undefined) await queries.replaceMemberships(db, workspaceId, personId, [...new Set(body.populationIds)], at);
+      // The event names what was given, never a value: a receiver reads the person with a token that may see them.
+      const fields = [
+        ...(['email', 'firstName', 'lastName', 'phone', 'additionalEmails', 'additionalPhones', 'populationIds'] as const).filter((field) => body[field] !== undefined),
+        ...Object.keys(body.properties ?? {}).map((propertyId) => `properties.${propertyId}`),
+      ];
+      if (fields.length > 0) await recordEvents(db, workspaceId, [{ type: 'person.updated', data: { personId, fields, actor } }], at);
       return presentOne(context, db, row);
     }),
   );
@@ -383,4 +389,18 @@ export async function addPopulationMembers(context: CallContext, populationId: s
     await queries.addMembers(db, workspaceId, populationId, [...added], now(context));
     return { added: [...added], errors };
   });
+}
+
+/**
+ * The live person an address belongs to (case-insensitively), for the person's own sign-in page:
+ * their id and whether they opted out, or undefined. Never answered to the caller of the page.
+ */
+export async function findPersonOfEmail(db: Kysely<DB>, workspaceId: string, email: string): Promise<{ personId: string; email: string } | undefined> {
+  const row = await queries.findPersonByEmail(db, workspaceId, email);
+  return row && row.email !== null ? { personId: row.person_id, email: row.email } : undefined;
+}
+
+/** The live person's address, or undefined (deleted, or none held). */
+export async function findLivePersonEmail(db: Kysely<DB>, workspaceId: string, personId: string): Promise<string | undefined> {
+  return (await queries.findPersonById(db, workspaceId, personId))?.email ?? undefined;
 }

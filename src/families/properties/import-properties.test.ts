@@ -93,6 +93,7 @@ describe('POST /properties/import (E4)', () => {
       isPII: true,
       description: 'What friends call them',
       propertyGroupId: expect.stringMatching(/^prg_/),
+      editableByPerson: false,
     });
     expect(pets).toMatchObject({ isPHI: true, isPII: false, description: '' });
     expect(customerNumber).toMatchObject({ isUnique: true });
@@ -351,4 +352,41 @@ describeSecurity('POST /properties/import', () => service, {
   right: 'properties:write',
   addressesResource: false,
   request: async () => ({ url: '/properties/import', body: [{ name: 'Age', propertyType: 'NUMBER' }] }),
+});
+
+describe('PATCH /properties/{propertyId}: editableByPerson', () => {
+  it('is false by default, set at import, changed by PATCH and read back by GET /properties', async () => {
+    const tenant = await createTenant(service);
+    const [plain, editable] = (await importProperties(tenant, [named('Plain'), named('Editable', 'STRING', { editableByPerson: true })])).results.map((result) => result.personProperty);
+    expect(plain).toMatchObject({ editableByPerson: false });
+    expect(editable).toMatchObject({ editableByPerson: true });
+    const patched = await call(service, 'PATCH', `/properties/${plain!.propertyId}`, { token: tenant.token, body: { editableByPerson: true, description: 'Now yours to change' } });
+    expect(patched.statusCode, patched.body).toBe(200);
+    expect(patched.json()).toMatchObject({ propertyId: plain!.propertyId, editableByPerson: true, description: 'Now yours to change' });
+    const listed = await call(service, 'GET', '/properties', { token: tenant.token });
+    expect(listed.json<{ results: { propertyId: string; editableByPerson: boolean }[] }>().results.find((property) => property.propertyId === plain!.propertyId)).toMatchObject({ editableByPerson: true });
+  });
+
+  it('refuses an empty body, an unknown field and a wrong type (400 naming the field), and another workspace\'s property (404)', async () => {
+    const tenant = await createTenant(service);
+    const other = await createTenant(service);
+    const [property] = (await importProperties(tenant, [named('Mine')])).results.map((result) => result.personProperty);
+    expect((await call(service, 'PATCH', `/properties/${property!.propertyId}`, { token: tenant.token, body: {} })).statusCode).toBe(400);
+    const unknown = await call(service, 'PATCH', `/properties/${property!.propertyId}`, { token: tenant.token, body: { name: 'Renamed' } });
+    expect(unknown.statusCode).toBe(400);
+    const wrong = await call(service, 'PATCH', `/properties/${property!.propertyId}`, { token: tenant.token, body: { editableByPerson: 'yes' } });
+    expect(wrong.statusCode).toBe(400);
+    expect(wrong.json<{ errors: { path: string[] }[] }>().errors[0]!.path).toEqual(['editableByPerson']);
+    expect((await call(service, 'PATCH', `/properties/${property!.propertyId}`, { token: other.token, body: { editableByPerson: true } })).statusCode).toBe(404);
+  });
+});
+
+describeSecurity('PATCH /properties/{propertyId}', () => service, {
+  method: 'PATCH',
+  right: 'properties:write',
+  addressesResource: true,
+  request: async (tenant) => {
+    const [property] = (await importProperties(tenant, [named(`Patched ${Math.random()}`)])).results.map((result) => result.personProperty);
+    return { url: `/properties/${property!.propertyId}`, body: { editableByPerson: true } };
+  },
 });

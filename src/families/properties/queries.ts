@@ -82,6 +82,7 @@ function selectProperties(db: Executor, workspaceId: string) {
       'p.is_pii as isPII',
       'p.description',
       'p.property_group_id as propertyGroupId',
+      'p.editable_by_person as editableByPerson',
       optionsOf(db, eb.ref('p.workspace_id'), eb.ref('p.property_id')).as('options'),
     ]);
 }
@@ -244,3 +245,25 @@ export async function findGroups(db: Executor, workspaceId: string, filter: { pr
 }
 
 export type GroupRecord = Awaited<ReturnType<typeof findGroups>>[number];
+
+/** Changes a property's own fields; answers whether it exists. */
+export async function updateProperty(db: Executor, workspaceId: string, propertyId: string, changes: { editable_by_person?: boolean; description?: string }, updatedAt: string): Promise<boolean> {
+  const row = await db
+    .updateTable('person_properties')
+    .set({ ...changes, updated_at: updatedAt })
+    .where('workspace_id', '=', workspaceId)
+    .where('property_id', '=', propertyId)
+    .returning('property_id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The properties the person may edit on their page, with their options, in the order they were made. */
+export async function findEditableByPerson(db: Executor, workspaceId: string) {
+  return selectProperties(db, workspaceId).where('p.editable_by_person', '=', true).orderBy('p.property_id').execute();
+}
+
+/** Every property's id, name and type (what the person's data download names their values with). */
+export async function findPropertyNames(db: Executor, workspaceId: string) {
+  return db.selectFrom('person_properties').where('workspace_id', '=', workspaceId).select(['property_id', 'name', 'property_type']).orderBy('property_id').execute();
+}

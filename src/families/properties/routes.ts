@@ -9,6 +9,7 @@ import {
   DeletePropertiesBody,
   DeletePropertiesResult,
   DeletePropertyResult,
+  PersonProperty,
   ImportBody,
   ImportResult,
   PropertyGroup,
@@ -17,6 +18,7 @@ import {
   PropertyGroupsQuery,
   PropertyList,
   PropertyParams,
+  UpdatePropertyBody,
 } from './schemas.js';
 import * as service from './service.js';
 
@@ -85,6 +87,25 @@ export const propertiesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> 
       },
     },
     async (request) => service.deleteProperty(context(request), request.params.propertyId),
+  );
+
+  app.patch(
+    '/properties/:propertyId',
+    {
+      config: { right: 'properties:write' },
+      schema: {
+        operationId: 'updatePersonProperty',
+        summary: 'Update a person property',
+        description:
+          'Changes the fields given: `editableByPerson` (the person may change their own value on their page, GET /me, through the same checks as PATCH /people/{personId}) ' +
+          'and `description`. The name, type, options and uniqueness are not changed here.',
+        tags: propertyTags,
+        params: PropertyParams,
+        body: UpdatePropertyBody,
+        response: { 200: Type.Ref(PersonProperty), 400: invalid, 404: errorResponse("Property not found (also for another workspace's property).") },
+      },
+    },
+    async (request) => service.updateProperty(context(request), request.params.propertyId, request.body),
   );
 
   app.post(

@@ -46,6 +46,7 @@ const examplePersonProperty = {
   isPII: false,
   description: 'How often the person shops online',
   propertyGroupId: 'prg_01JD0000000000000000000000',
+  editableByPerson: true,
 };
 
 export const PersonProperty = Type.Object(
@@ -59,6 +60,7 @@ export const PersonProperty = Type.Object(
     isPII: Type.Boolean({ description: 'Holds personally identifiable information.' }),
     description: Type.String({ description: 'Empty when none was given.' }),
     propertyGroupId: Type.String({ description: "The one group the property is in: the one given at import, or the workspace's default group." }),
+    editableByPerson: Type.Boolean({ description: "The person may change their own value of it on their page (GET /me): an edit there goes through the same checks as PATCH /people/{personId}. A LOCATION property is never shown there." }),
   },
   { $id: 'PersonProperty', title: 'PersonProperty', description: "A field of the workspace's own on people.", examples: [examplePersonProperty] },
 );
@@ -114,6 +116,7 @@ export const ImportItem = Type.Object(
     isPII: Type.Optional(Type.Boolean({ default: false })),
     description: Type.Optional(Text({ maxLength: 5000 })),
     propertyGroupId: Type.Optional(Id("The group to put the property in; without it, the workspace's default group (scope ALL).")),
+    editableByPerson: Type.Optional(Type.Boolean({ default: false, description: 'The person may change their own value on their page (GET /me).' })),
   },
   { additionalProperties: false },
 );
@@ -162,6 +165,15 @@ export const ImportResult = Type.Object(
 );
 
 export const PropertyParams = Type.Object({ propertyId: Id() });
+
+export const UpdatePropertyBody = Type.Object(
+  {
+    editableByPerson: Type.Optional(Type.Boolean({ description: 'The person may change their own value on their page (GET /me).' })),
+    description: Type.Optional(Text({ maxLength: 5000 })),
+  },
+  { additionalProperties: false, minProperties: 1, examples: [{ editableByPerson: true }] },
+);
+export type UpdatePropertyBody = Static<typeof UpdatePropertyBody>;
 export const PropertyGroupParams = Type.Object({ propertyGroupId: Id() });
 
 export const DeletePropertiesBody = Type.Object(

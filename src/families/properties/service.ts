@@ -7,7 +7,7 @@ import { removePropertyValues } from '../people/queries.js';
 import { createPropertyStatistics } from '../../search/property-statistics.js';
 import { findPopulationIds } from '../populations/queries.js';
 import * as queries from './queries.js';
-import { type CreatePropertyGroupBody, type ImportItem, optionColors, selectTypes, uniquePropertiesMax, uniqueableTypes } from './schemas.js';
+import { type CreatePropertyGroupBody, type ImportItem, type UpdatePropertyBody, optionColors, selectTypes, uniquePropertiesMax, uniqueableTypes } from './schemas.js';
 import type { CallContext as SharedCallContext } from '../../context.js';
 
 export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId'>;
@@ -111,6 +111,7 @@ export async function importProperties(context: CallContext, items: ImportItem[]
         is_pii: item.isPII ?? false,
         description: item.description ?? '',
         property_group_id: item.propertyGroupId ?? defaultGroupId!,
+        editable_by_person: item.editableByPerson ?? false,
         created_by_user_id: context.userId,
         created_at: at,
         updated_at: at,
@@ -221,3 +222,35 @@ export async function createGroup(context: CallContext, body: CreatePropertyGrou
     return presentGroup(group!);
   });
 }
+
+/** PATCH /properties/{propertyId}: the fields given change (editableByPerson, description). */
+export async function updateProperty(context: CallContext, propertyId: string, body: UpdatePropertyBody) {
+  const { workspaceId } = context;
+  return inTransaction(context.db, async (db) => {
+    const changes: { editable_by_person?: boolean; description?: string } = {};
+    if (body.editableByPerson !== undefined) changes.editable_by_person = body.editableByPerson;
+    if (body.description !== undefined) changes.description = body.description;
+    if (!(await queries.updateProperty(db, workspaceId, propertyId, changes, now(context)))) throw notFound('Property', ['propertyId']);
+    const [record] = await queries.findProperties(db, workspaceId, [propertyId]);
+    return presentProperty(record!);
+  });
+}
+
+export interface EditableProperty {
+  propertyId: string;
+  name: string;
+  description: string;
+  propertyType: PropertyType;
+  options: { propertyOptionId: string; name: string }[];
+}
+
+/** The properties the workspace lets a person edit on their own page (a LOCATION is not offered: its value is a structure, not a field). */
+export async function editableByPerson(db: Kysely<DB>, workspaceId: string): Promise<EditableProperty[]> {
+  const rows = await queries.findEditableByPerson(db, workspaceId);
+  return rows
+    .filter((row) => row.propertyType !== 'LOCATION')
+    .map((row) => ({ propertyId: row.propertyId, name: row.name, description: row.description, propertyType: row.propertyType, options: row.options.map((option) => ({ propertyOptionId: option.propertyOptionId, name: option.name })) }));
+}
+
+/** Every property's id, name and type. */
+export const propertyNames = (db: Kysely<DB>, workspaceId: string) => queries.findPropertyNames(db, workspaceId);

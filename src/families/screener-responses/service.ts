@@ -343,3 +343,9 @@ export async function getFunnel(context: CallContext, studyId: string): Promise<
     quotaGroups,
   };
 }
+
+/** The answers of the person's participations (their own page's data download): question, its name, the value. */
+export async function answersOfParticipants(db: Kysely<DB>, workspaceId: string, participantIds: readonly string[]) {
+  const rows = await queries.findAnswersOf(db, workspaceId, participantIds);
+  return rows.map((row) => ({ participantId: row.participant_id, question: row.name, type: row.type, value: row.value }));
+}

@@ -63,6 +63,23 @@ export const eventCatalogue = {
   'person.opted_out': Type.Object({ personId: id('The person.') }, { description: 'A person opted out of contact.' }),
   'person.opted_in': Type.Object({ personId: id('The person.') }, { description: 'A person who had opted out is contactable again.' }),
   'person.deleted': Type.Object({ personId: id('The person.') }, { description: 'A person was deleted (erased by the purge afterwards).' }),
+  'person.updated': Type.Object(
+    {
+      personId: id('The person.'),
+      fields: Type.Array(Type.String(), { description: 'What changed, by name: `email`, `firstName`, `lastName`, `phone`, `additionalEmails`, `additionalPhones`, `populationIds`, or `properties.<propertyId>`. Never the values.' }),
+      actor: Type.Union([Type.Literal('TEAM'), Type.Literal('PERSON')], { description: 'TEAM: through the API (PATCH /people/{personId}); PERSON: the person on their own page.' }),
+    },
+    { description: "A person's fields were changed." },
+  ),
+  'participant.messages_stopped': Type.Object(
+    {
+      studyId: id('The study.'),
+      participantId: id('The participant.'),
+      personId: id("The participant's person."),
+      actor: Type.Literal('PERSON', { description: 'The person, on their own page.' }),
+    },
+    { description: 'The person asked for no more messages about this study: messages to this participant are skipped as for an opted-out person.' },
+  ),
   'import.completed': Type.Object(
     {
       importId: id('The import.'),
