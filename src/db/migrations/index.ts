@@ -40,6 +40,7 @@ import * as screenerStarts from './20261207100000_screener_starts.js';
 import * as consentSignedOnPage from './20261207200000_consent_signed_on_page.js';
 import * as brandingConfigs from './20261207300000_branding_configs.js';
 import * as scheduling from './20261208000000_scheduling.js';
+import * as sessionReminders from './20261208300000_session_reminders.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
 export const migrations: Record<string, Migration> = {
@@ -84,4 +85,5 @@ export const migrations: Record<string, Migration> = {
   '20261207200000_consent_signed_on_page': consentSignedOnPage,
   '20261207300000_branding_configs': brandingConfigs,
   '20261208000000_scheduling': scheduling,
+  '20261208300000_session_reminders': sessionReminders,
 };

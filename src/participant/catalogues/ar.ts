@@ -83,4 +83,8 @@ export const ar: Catalogue = {
   'screener.notSelected.body': 'شكرًا على إجاباتك. هذه الدراسة ليست مناسبة لك هذه المرة، وقد نتواصل معك بشأن دراسات أخرى.',
   'screener.full.title': 'اكتمل العدد في هذه الدراسة',
   'screener.full.body': 'شكرًا على إجاباتك. اكتمل عدد المشاركين الذي تحتاجه هذه الدراسة، وقد نتواصل معك بشأن دراسات أخرى.',
+  // Session reminders (src/families/scheduling/reminders.ts): {when} is the session's start in the person's zone.
+  'reminder.email.subject': 'تذكير: {study} في {when}',
+  'reminder.email.body': 'مرحبًا،\n\nنذكّرك بموعد جلستك في {study} يوم {when} (المنطقة الزمنية {timeZone}).\n\nإذا احتجت إلى تغيير الموعد أو إلغائه، فاستخدم هذا الرابط:\n{link}\n\n{workspace}',
+  'reminder.email.unsubscribe': 'تصلك هذه الرسالة لأنك حجزت جلسة. لكي لا تصلك رسائل أخرى عن الدراسات: {link}',
 };

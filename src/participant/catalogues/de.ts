@@ -83,4 +83,8 @@ export const de: Catalogue = {
   'screener.notSelected.body': 'Vielen Dank für Ihre Antworten. Diese Studie passt diesmal nicht; vielleicht melden wir uns zu anderen Studien.',
   'screener.full.title': 'Diese Studie ist voll',
   'screener.full.body': 'Vielen Dank für Ihre Antworten. Diese Studie hat bereits alle Teilnehmenden, die sie braucht; vielleicht melden wir uns zu anderen Studien.',
+  // Session reminders (src/families/scheduling/reminders.ts): {when} is the session's start in the person's zone.
+  'reminder.email.subject': 'Erinnerung: {study} am {when}',
+  'reminder.email.body': 'Guten Tag,\n\nwir erinnern Sie an Ihren Termin für {study} am {when} (Zeitzone {timeZone}).\n\nFalls Sie den Termin verschieben oder absagen möchten, nutzen Sie bitte diesen Link:\n{link}\n\n{workspace}',
+  'reminder.email.unsubscribe': 'Sie erhalten diese Nachricht, weil Sie einen Termin gebucht haben. Wenn Sie keine Nachrichten über Studien mehr erhalten möchten: {link}',
 };

@@ -86,6 +86,10 @@ export const en = {
   'screener.notSelected.body': 'Thank you for your answers. This study is not the right fit this time; we may contact you about other studies.',
   'screener.full.title': 'This study is full',
   'screener.full.body': 'Thank you for your answers. This study already has all the participants it needs; we may contact you about other studies.',
+  // Session reminders (src/families/scheduling/reminders.ts): {when} is the session's start in the person's zone.
+  'reminder.email.subject': 'Reminder: {study} on {when}',
+  'reminder.email.body': 'Hello,\n\nthis is a reminder of your session for {study} on {when} (time zone {timeZone}).\n\nIf you need to move or cancel it, please use this link:\n{link}\n\n{workspace}',
+  'reminder.email.unsubscribe': 'You receive this message because you booked a session. To receive no more messages about studies: {link}',
 } as const;
 
 export type MessageKey = keyof typeof en;

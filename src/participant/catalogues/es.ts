@@ -83,4 +83,8 @@ export const es: Catalogue = {
   'screener.notSelected.body': 'Gracias por sus respuestas. Esta vez el estudio no es adecuado para usted; quizá le contactemos para otros estudios.',
   'screener.full.title': 'Este estudio está completo',
   'screener.full.body': 'Gracias por sus respuestas. Este estudio ya tiene todos los participantes que necesita; quizá le contactemos para otros estudios.',
+  // Session reminders (src/families/scheduling/reminders.ts): {when} is the session's start in the person's zone.
+  'reminder.email.subject': 'Recordatorio: {study} el {when}',
+  'reminder.email.body': 'Hola:\n\nle recordamos su sesión de {study} el {when} (zona horaria {timeZone}).\n\nSi necesita cambiarla o cancelarla, use este enlace:\n{link}\n\n{workspace}',
+  'reminder.email.unsubscribe': 'Recibe este mensaje porque reservó una sesión. Para no recibir más mensajes sobre estudios: {link}',
 };

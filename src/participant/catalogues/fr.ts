@@ -83,4 +83,8 @@ export const fr: Catalogue = {
   'screener.notSelected.body': 'Merci pour vos réponses. Cette étude ne vous correspond pas cette fois-ci ; nous pourrons vous contacter pour d’autres études.',
   'screener.full.title': 'Cette étude est complète',
   'screener.full.body': 'Merci pour vos réponses. Cette étude a déjà tous les participants dont elle a besoin ; nous pourrons vous contacter pour d’autres études.',
+  // Session reminders (src/families/scheduling/reminders.ts): {when} is the session's start in the person's zone.
+  'reminder.email.subject': 'Rappel : {study} le {when}',
+  'reminder.email.body': 'Bonjour,\n\nnous vous rappelons votre séance pour {study} le {when} (fuseau horaire {timeZone}).\n\nSi vous devez la déplacer ou l’annuler, utilisez ce lien :\n{link}\n\n{workspace}',
+  'reminder.email.unsubscribe': 'Vous recevez ce message parce que vous avez réservé une séance. Pour ne plus recevoir de messages sur les études : {link}',
 };
