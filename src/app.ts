@@ -60,6 +60,7 @@ import { messageSchemas } from './families/messages/schemas.js';
 import { messageSendingRoutes } from './families/messages/send-routes.js';
 import { sendingSchemas } from './families/messages/send-schemas.js';
 import { Mail } from './families/messages/runtime.js';
+import { composeReminder } from './families/scheduling/reminders.js';
 import { consentSchemas } from './families/consent/schemas.js';
 import { consentRoutes } from './families/consent/routes.js';
 import { participantLinksRoutes } from './families/participant-links/routes.js';
@@ -269,7 +270,8 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   const jobs = new JobRunner({ db: deps.db, clock: deps.clock, log: app.log });
   const webhooks = await Webhooks.open({ db: deps.db, clock: deps.clock, config, log: app.log, listen: database.listen, resolve: options.webhookResolver, pollMs: options.webhookPollMs });
   webhooks.dispatcher.onRecorded((report) => metrics.countWebhookAttempts(report));
-  const mail = await Mail.open({ db: deps.db, clock: deps.clock, config, log: app.log, listen: database.listen, pollMs: options.mailPollMs });
+  // A session's reminder is the service's own message: the scheduling family writes it as it goes.
+  const mail = await Mail.open({ db: deps.db, clock: deps.clock, config, log: app.log, listen: database.listen, pollMs: options.mailPollMs, composers: { REMINDER: composeReminder } });
   mail.dispatcher?.onRecorded((report) => metrics.countMailAttempts({ sent: report.sent, retrying: report.retrying, failed: report.failed, not_sent: report.notSent }));
   registerHousekeepingJobs(jobs, deps);
   registerFamilyJobs(jobs, deps);

@@ -402,6 +402,7 @@ export interface DB {
   bookings: BookingsTable;
   booking_notifications: BookingNotificationsTable;
   calendar_feeds: CalendarFeedsTable;
+  session_reminders: SessionRemindersTable;
 }
 
 export type JobState = 'queued' | 'running' | 'completed' | 'failed';
@@ -806,8 +807,8 @@ export interface MessageTemplatesTable {
 }
 
 export type MessageStatus = 'QUEUED' | 'SENT' | 'FAILED' | 'NOT_SENT';
-/** What sent a message: a send to participants, or a participant's move that reaches out. */
-export type MessageOrigin = 'SEND' | 'INVITED' | 'SCREENER_SENT';
+/** What sent a message: a send to participants, a participant's move that reaches out, or a session's reminder (the service's own message, from its catalogue). */
+export type MessageOrigin = 'SEND' | 'INVITED' | 'SCREENER_SENT' | 'REMINDER';
 export type MessageEventType = 'SENT' | 'RETRYING' | 'FAILED' | 'NOT_SENT' | 'UNSUBSCRIBED';
 
 export interface MessagesTable {
@@ -816,7 +817,8 @@ export interface MessagesTable {
   person_id: string;
   study_id: string | null;
   participant_id: string | null;
-  template_id: string;
+  /** Null for a message the service writes from its own catalogue (origin REMINDER). */
+  template_id: string | null;
   template_name: string;
   origin: MessageOrigin;
   counts_as_contact: boolean;
@@ -836,7 +838,8 @@ export interface MessagesTable {
   text_body: string | null;
   html_body: string | null;
   smtp_message_id: string | null;
-  created_by_user_id: string;
+  /** Null for a message no user requested (a session reminder). */
+  created_by_user_id: string | null;
 }
 
 export interface MessageEventsTable {
@@ -1029,4 +1032,19 @@ export interface CalendarFeedsTable {
   created_at: Timestamp;
   revoked_at: Timestamp | null;
   last_used_at: Timestamp | null;
+}
+
+/** Why the sweep queued no message for a due reminder (src/families/scheduling/reminders.ts). */
+export type SessionReminderSkipReason = 'OPTED_OUT' | 'DELETED' | 'UNREACHABLE' | 'NO_EMAIL' | 'BOOKED_AFTER_DUE';
+
+/** One reminder of one booking's time (its sequence) decided on once: the message queued, or why none was. */
+export interface SessionRemindersTable {
+  workspace_id: string;
+  booking_id: string;
+  sequence: number;
+  offset_minutes: number;
+  due_at: Timestamp;
+  message_id: string | null;
+  skip_reason: SessionReminderSkipReason | null;
+  created_at: Timestamp;
 }

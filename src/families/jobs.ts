@@ -4,10 +4,11 @@ import { importJobHandler } from './imports/job.js';
 import { expireIncentivesHandler, expireIncentivesSchedule, providerWorkHandler, providerWorkSchedule } from './incentives/jobs.js';
 import { purgePeopleHandler, purgePeopleSchedule } from './people/purge.js';
 import { pruneWebhookHistoryHandler, pruneWebhookHistorySchedule } from './webhooks/jobs.js';
+import { sweepRemindersHandler, sweepRemindersSchedule } from './scheduling/reminders.js';
 
 /**
  * Every family's background work (imports, deletion purges, incentive expiry and provider
- * retries, the webhook history's retention), registered on the runner the service hands in: src/jobs/ imports no family, and every
+ * retries, the webhook history's retention, sessions' reminders), registered on the runner the service hands in: src/jobs/ imports no family, and every
  * instance can run every kind of job. A family with new work adds its handlers here.
  */
 export function registerFamilyJobs(runner: JobRunner, deps: ServiceDeps): void {
@@ -22,4 +23,7 @@ export function registerFamilyJobs(runner: JobRunner, deps: ServiceDeps): void {
   runner.schedule(providerWorkSchedule);
   runner.register(pruneWebhookHistoryHandler(deps.db, deps.clock));
   runner.schedule(pruneWebhookHistorySchedule);
+  // Without SMTP_HOST the reminders are recorded NOT_SENT, as every message is (context.ts's smtpConfigured).
+  runner.register(sweepRemindersHandler(deps.db, deps.clock, deps.config.smtpHost !== undefined));
+  runner.schedule(sweepRemindersSchedule);
 }

@@ -3,6 +3,7 @@ import { call, callTestHelper, createTenant, type Tenant, type TestService } fro
 import { createParticipant, incentiveRow, sendIncentive, setClock } from '../../test/incentives-factory.js';
 import { createPerson } from '../../test/people-factory.js';
 import { startPrivateTestService } from '../../test/private-database.js';
+import { bookSession, createBookablePerson, createSchedulingStudy } from '../../test/reminder-rows-factory.js';
 import { SYSTEM_WORKSPACE_ID } from './queue.js';
 import type { DrainReport } from './runner.js';
 
@@ -34,6 +35,8 @@ interface DueWork {
   oldJobId: string;
   /** A finished idempotency key older than its retention (real time): the key prune's. */
   oldKey: string;
+  /** A booking whose session starts 24 hours after the run: the reminders' sweep's. */
+  bookingId: string;
 }
 
 /** A workspace with a due row of every sweep. */
@@ -90,7 +93,10 @@ async function dueWork(name: string): Promise<DueWork> {
       completed_at: realHoursAgo(25),
     })
     .execute();
-  return { tenant, expiring, pending, deletedPersonId: deleted.personId, abandonedImportId, oldJobId, oldKey };
+  const study = await createSchedulingStudy(service, tenant);
+  const booker = await createBookablePerson(service, tenant, study.studyId, { email: `booker.${tenant.workspaceId.toLowerCase()}@example.test` });
+  const { bookingId } = await bookSession(service, tenant, study, booker, { startsAt: '2027-02-03T00:00:00.000Z', at: '2026-12-01T00:00:00.000Z' });
+  return { tenant, expiring, pending, deletedPersonId: deleted.personId, abandonedImportId, oldJobId, oldKey, bookingId };
 }
 
 /** What the sweeps change of a workspace's due rows. */
@@ -104,6 +110,14 @@ async function stateOf(work: DueWork) {
   const chunks = await db.selectFrom('import_chunks').select('chunk_index').where('workspace_id', '=', workspaceId).where('import_id', '=', work.abandonedImportId).execute();
   const oldJob = await db.selectFrom('jobs').select('job_id').where('workspace_id', '=', workspaceId).where('job_id', '=', work.oldJobId).executeTakeFirst();
   const oldKey = await db.selectFrom('idempotency_keys').select('idempotency_key').where('workspace_id', '=', workspaceId).where('idempotency_key', '=', work.oldKey).executeTakeFirst();
+  // Without SMTP the reminder is recorded NOT_SENT, as every message is.
+  const reminders = await db
+    .selectFrom('session_reminders as r')
+    .innerJoin('messages as m', (join) => join.onRef('m.workspace_id', '=', 'r.workspace_id').onRef('m.message_id', '=', 'r.message_id'))
+    .select(['r.offset_minutes', 'm.status', 'm.not_sent_reason'])
+    .where('r.workspace_id', '=', workspaceId)
+    .where('r.booking_id', '=', work.bookingId)
+    .execute();
   return {
     expiring: { status: expiring.status, providerState: expiring.provider_state },
     pending: { status: pending.status, providerState: pending.provider_state },
@@ -111,6 +125,7 @@ async function stateOf(work: DueWork) {
     upload: { status: upload.status, chunks: chunks.length },
     oldJobKept: oldJob !== undefined,
     oldKeyKept: oldKey !== undefined,
+    reminders: reminders.map((reminder) => [reminder.offset_minutes, reminder.status, reminder.not_sent_reason]),
   };
 }
 
@@ -122,6 +137,7 @@ const untouched = {
   upload: { status: 'RECEIVING', chunks: 1 },
   oldJobKept: true,
   oldKeyKept: true,
+  reminders: [],
 };
 const swept = {
   expiring: { status: 'EXPIRED', providerState: 'VOIDED' },
@@ -130,6 +146,7 @@ const swept = {
   upload: { status: 'FAILED', chunks: 0 },
   oldJobKept: false,
   oldKeyKept: false,
+  reminders: [[1440, 'NOT_SENT', 'SMTP_NOT_CONFIGURED']],
 };
 
 async function runJobs(query: Record<string, string> = {}): Promise<DrainReport> {

@@ -13,6 +13,7 @@ import { PRUNE_QUEUE, pruneJobsSchedule } from './prune.js';
 import { enqueueJob, SYSTEM_WORKSPACE_ID } from './queue.js';
 import type { JobRun } from './runner.js';
 import { pruneWebhookHistorySchedule } from '../families/webhooks/jobs.js';
+import { sweepRemindersSchedule } from '../families/scheduling/reminders.js';
 
 let service: TestService;
 beforeAll(async () => {
@@ -84,7 +85,7 @@ describe('POST /v1/test-helpers/jobs/run', () => {
     const response = await runFor(tenant);
     expect(response.statusCode).toBe(200);
     const runs = response.json<{ jobs: JobRun[] }>().jobs;
-    const scheduled = [pruneJobsSchedule, purgePeopleSchedule, pruneIdempotencyKeysSchedule, pruneSearchChangesSchedule, sweepPropertyStatisticsSchedule, expireIncentivesSchedule, providerWorkSchedule, pruneWebhookHistorySchedule];
+    const scheduled = [pruneJobsSchedule, purgePeopleSchedule, pruneIdempotencyKeysSchedule, pruneSearchChangesSchedule, sweepPropertyStatisticsSchedule, expireIncentivesSchedule, providerWorkSchedule, pruneWebhookHistorySchedule, sweepRemindersSchedule];
     expect(runs.map((run) => run.queue).sort()).toEqual(scheduled.map((schedule) => schedule.queue).sort());
     expect(runs.every((run) => run.workspaceId === tenant.workspaceId && run.outcome === 'completed')).toBe(true);
     const prune = await service.deps.db

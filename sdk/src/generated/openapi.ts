@@ -3788,15 +3788,15 @@ export interface components {
             personId: string;
             studyId: string | null;
             participantId: string | null;
-            /** @description The template it was made from (it may have been deleted since). */
-            templateId: string;
-            /** @description The template's name when the message was requested. */
+            /** @description The template it was made from (it may have been deleted since); null for the service's own message (origin REMINDER), written from its catalogue in the study's language. */
+            templateId: string | null;
+            /** @description The template's name when the message was requested; for a REMINDER, `Session reminder`. */
             templateName: string;
             /**
-             * @description SEND: POST /studies/{studyId}/messages; INVITED or SCREENER_SENT: sent with that participant move (PATCH … `sendMessage`).
+             * @description SEND: POST /studies/{studyId}/messages; INVITED or SCREENER_SENT: sent with that participant move (PATCH … `sendMessage`); REMINDER: a booked session's reminder, sent by the service at the study's reminder offsets (docs/api/scheduling.md).
              * @enum {string}
              */
-            origin: "SEND" | "INVITED" | "SCREENER_SENT";
+            origin: "SEND" | "INVITED" | "SCREENER_SENT" | "REMINDER";
             /**
              * @description QUEUED: waiting to be sent, or to be tried again after a temporary failure; SENT: the SMTP server accepted it; FAILED: refused for good (a 5xx), or every attempt failed; NOT_SENT: recorded but never handed to SMTP (`notSentReason` says why: SMTP not configured, or the person opted out, was deleted or became unreachable before it went).
              * @enum {string}
@@ -21481,15 +21481,15 @@ export interface operations {
                         personId: string;
                         studyId: string | null;
                         participantId: string | null;
-                        /** @description The template it was made from (it may have been deleted since). */
-                        templateId: string;
-                        /** @description The template's name when the message was requested. */
+                        /** @description The template it was made from (it may have been deleted since); null for the service's own message (origin REMINDER), written from its catalogue in the study's language. */
+                        templateId: string | null;
+                        /** @description The template's name when the message was requested; for a REMINDER, `Session reminder`. */
                         templateName: string;
                         /**
-                         * @description SEND: POST /studies/{studyId}/messages; INVITED or SCREENER_SENT: sent with that participant move (PATCH … `sendMessage`).
+                         * @description SEND: POST /studies/{studyId}/messages; INVITED or SCREENER_SENT: sent with that participant move (PATCH … `sendMessage`); REMINDER: a booked session's reminder, sent by the service at the study's reminder offsets (docs/api/scheduling.md).
                          * @enum {string}
                          */
-                        origin: "SEND" | "INVITED" | "SCREENER_SENT";
+                        origin: "SEND" | "INVITED" | "SCREENER_SENT" | "REMINDER";
                         /**
                          * @description QUEUED: waiting to be sent, or to be tried again after a temporary failure; SENT: the SMTP server accepted it; FAILED: refused for good (a 5xx), or every attempt failed; NOT_SENT: recorded but never handed to SMTP (`notSentReason` says why: SMTP not configured, or the person opted out, was deleted or became unreachable before it went).
                          * @enum {string}

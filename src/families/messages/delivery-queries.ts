@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { DB, MessageEventType, MessageStatus } from '../../db/schema.js';
+import type { DB, MessageEventType, MessageOrigin, MessageStatus } from '../../db/schema.js';
 import { idPrefixes, newId } from '../../ids.js';
 import { markUnreachable, type PersonAt, recordContacts } from '../people/writer.js';
 
@@ -13,6 +13,8 @@ export interface ClaimedMessage {
   study_id: string | null;
   /** Null for a message about no participant (links to a participant's pages then render empty). */
   participant_id: string | null;
+  /** A REMINDER is written by its composer (MailDispatcherOptions.composers), not from a template. */
+  origin: MessageOrigin;
   counts_as_contact: boolean;
   /** This attempt's number: 1 for the first. */
   attempt_count: number;
@@ -85,9 +87,9 @@ export async function claimDueMessages(db: Executor, request: ClaimRequest): Pro
       set next_attempt_at = ${request.leaseUntil}::timestamptz, attempt_count = m.attempt_count + 1, last_attempt_at = ${request.now}::timestamptz
       from due
       where m.workspace_id = due.workspace_id and m.message_id = due.message_id
-      returning m.workspace_id, m.message_id, m.person_id, m.study_id, m.participant_id, m.template_id, m.counts_as_contact, m.attempt_count
+      returning m.workspace_id, m.message_id, m.person_id, m.study_id, m.participant_id, m.template_id, m.origin, m.counts_as_contact, m.attempt_count
     )
-    select c.workspace_id, c.message_id, c.person_id, c.study_id, c.participant_id, c.counts_as_contact, c.attempt_count,
+    select c.workspace_id, c.message_id, c.person_id, c.study_id, c.participant_id, c.origin, c.counts_as_contact, c.attempt_count,
       p.email, p.first_name, p.last_name, p.deleted_at is not null as is_deleted, p.is_opted_out, p.contact_status,
       coalesce(pt.messages_stopped_at is not null, false) as study_messages_stopped,
       t.template_id || ':' || cast(extract(epoch from t.updated_at) * 1000000 as bigint) as template_key,

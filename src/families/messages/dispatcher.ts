@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { type Clock, jitteredDelaySeconds, plusSeconds } from '../../clock.js';
-import type { DB } from '../../db/schema.js';
+import type { DB, MessageOrigin } from '../../db/schema.js';
 import { ApiError } from '../../http/errors.js';
 import { attemptsSpent, deliveryErrors } from './delivery-errors.js';
 import { claimDueMessages, type ClaimedMessage, type MessageOutcome, recordMessageOutcomes } from './delivery-queries.js';
@@ -49,7 +49,29 @@ export interface MailDispatcherOptions {
   pollMs?: number;
   /** How long a claim holds before its messages come due again (default 10 min, far beyond a batch's sending). */
   leaseSeconds?: number;
+  /** Who writes the service's own messages, by origin (a session's reminder): they have no template. */
+  composers?: Partial<Record<MessageOrigin, MessageComposer>>;
 }
+
+/** What a composer is given besides the message: the owner's handle, for its own reads and the links it makes. */
+export interface ComposeContext {
+  db: Kysely<DB>;
+  publicUrl: string;
+  /** The message's unsubscribe link, which the body carries. */
+  unsubscribeUrl: string;
+  /** This attempt's time. */
+  at: string;
+}
+
+/** A message of the service's own, as it goes; or why it must not go any more (recorded NOT_SENT with that reason). */
+export type Composed = { subject: string; text: string; html: string | null } | { notSent: NotSentReason };
+
+/**
+ * Writes one of the service's own messages as it is sent, reading again what it is about: a
+ * reminder whose booking was canceled or moved meanwhile answers notSent. A composer that throws
+ * fails the message as a template that cannot be rendered does.
+ */
+export type MessageComposer = (message: ClaimedMessage, context: ComposeContext) => Promise<Composed>;
 
 const emptyReport = (): MailReport => ({ attempted: 0, sent: 0, retrying: 0, failed: 0, notSent: 0 });
 
@@ -159,11 +181,18 @@ export class MailDispatcher {
     // The person is read again as the message goes: whoever opted out, was deleted or bounced since the request is not sent to.
     const skip = skipReasonOf({ participant_id: null, person_id: message.person_id, is_deleted: message.is_deleted, is_opted_out: message.is_opted_out, contact_status: message.contact_status, has_email: message.email !== null, study_messages_stopped: message.study_messages_stopped });
     if (skip) return notSent(skip);
-    if (message.template_key === null) return notSent('TEMPLATE_DELETED');
+    const composer = this.options.composers?.[message.origin];
+    if (!composer && message.template_key === null) return notSent('TEMPLATE_DELETED');
     const link = unsubscribeUrl(this.options.publicUrl, unsubscribeToken(this.options.unsubscribeKey, message.workspace_id, message.person_id, message.message_id));
     let rendered: { subject: string; text: string; html: string | null };
     try {
-      rendered = await this.render(message, link, attemptedAt);
+      if (composer) {
+        const composed = await composer(message, { db: this.options.db, publicUrl: this.options.publicUrl, unsubscribeUrl: link, at: attemptedAt });
+        if ('notSent' in composed) return notSent(composed.notSent);
+        rendered = composed;
+      } else {
+        rendered = await this.render(message, link, attemptedAt);
+      }
     } catch (error) {
       // The detail (the failing tag, its line and column) can depend on the person's values: the log has it, the API a fixed text.
       const detail = error instanceof ApiError ? error.items.map((item) => item.message).join('; ') : error instanceof Error ? error.message : String(error);

@@ -17,6 +17,9 @@ export const notSentReasons = {
   UNREACHABLE: 'The person became unreachable before the message was sent',
   NO_EMAIL: 'The person has no email address',
   TEMPLATE_DELETED: 'The template was deleted before the message was sent',
+  BOOKING_CANCELED: 'The booking was canceled before the reminder was sent',
+  BOOKING_MOVED: 'The booking moved to another time before the reminder was sent: the new time has reminders of its own',
+  SESSION_BEGUN: 'The session had begun before the reminder could be sent',
 } as const;
 export type NotSentReason = keyof typeof notSentReasons;
 
@@ -93,4 +96,41 @@ export async function queueMessages(transaction: Kysely<DB>, request: QueueReque
     skipped,
     messageIds,
   };
+}
+
+/** A message the service writes from its own catalogue (no template, no user asked for it), for one person. */
+export interface ServiceMessage {
+  workspaceId: string;
+  /** Made by the caller, which records it beside its own key of the message in the same transaction. */
+  messageId: string;
+  personId: string;
+  studyId: string | null;
+  participantId: string | null;
+}
+
+/**
+ * Records the service's own messages (a session's reminders), of any number of workspaces, in
+ * one statement, in the caller's transaction. The caller has already left out who may not be sent
+ * to (skipReasonOf); the dispatcher reads the person again as each goes, and renders it with the
+ * composer of its origin (MailDispatcherOptions.composers). Such a message is not a contact: what
+ * it is about (the booking) is.
+ */
+export async function queueServiceMessages(
+  transaction: Kysely<DB>,
+  request: { origin: Extract<MessageOrigin, 'REMINDER'>; name: string; at: string; smtpConfigured: boolean },
+  messages: readonly ServiceMessage[],
+): Promise<void> {
+  if (!transaction.isTransaction) throw new Error('Messages are queued in the transaction of their cause: pass a transaction');
+  if (messages.length === 0) return;
+  const column = <T>(pick: (message: ServiceMessage) => T) => messages.map(pick);
+  await sql`
+    insert into messages (workspace_id, message_id, person_id, study_id, participant_id, template_id, template_name, origin, counts_as_contact,
+      status, not_sent_reason, next_attempt_at, queued_at, created_by_user_id)
+    select m.workspace_id, m.message_id, m.person_id, m.study_id, m.participant_id, null, ${request.name}, ${request.origin}, false,
+      ${request.smtpConfigured ? 'QUEUED' : 'NOT_SENT'}, ${request.smtpConfigured ? null : 'SMTP_NOT_CONFIGURED'},
+      ${request.smtpConfigured ? request.at : null}::timestamptz, ${request.at}::timestamptz, null
+    from unnest(${column((m) => m.workspaceId)}::text[], ${column((m) => m.messageId)}::text[], ${column((m) => m.personId)}::text[],
+      ${column((m) => m.studyId)}::text[], ${column((m) => m.participantId)}::text[]) as m (workspace_id, message_id, person_id, study_id, participant_id)
+  `.execute(transaction);
+  if (request.smtpConfigured) await sql`select pg_notify(${mailOutboxChannel}, '')`.execute(transaction);
 }

@@ -17,6 +17,8 @@ export interface MailOptions {
   listen: (channel: string, onNotification: () => void) => Promise<() => Promise<void>>;
   /** The dispatcher's safety-net poll (default 1 s; a test lengthens it to show the commit's notification wakes it). */
   pollMs?: number;
+  /** The writers of the service's own messages, by origin (a session's reminder), handed in by app.ts. */
+  composers?: MailDispatcherOptions['composers'];
 }
 
 /**
@@ -46,6 +48,7 @@ export class Mail {
         publicUrl: config.publicUrl,
         ratePerMinute: config.mailRatePerMinute,
         pollMs: options.pollMs,
+        composers: options.composers,
       });
     }
   }

@@ -165,4 +165,8 @@ export const ar: Catalogue = {
   'hub.done.withdrawn': 'سُحبت موافقتك.',
   'hub.done.stopped': 'لن تصلك رسائل أخرى بشأن هذه الدراسة.',
   'hub.done.optedOut': 'لن تصلك رسائل أخرى بشأن الدراسات.',
+  // Session reminders (src/families/scheduling/reminders.ts): {when} is the session's start in the person's zone.
+  'reminder.email.subject': 'تذكير: {study} في {when}',
+  'reminder.email.body': 'مرحبًا،\n\nنذكّرك بموعد جلستك في {study} يوم {when} (المنطقة الزمنية {timeZone}).\n\nإذا احتجت إلى تغيير الموعد أو إلغائه، فاستخدم هذا الرابط:\n{link}\n\n{workspace}',
+  'reminder.email.unsubscribe': 'تصلك هذه الرسالة لأنك حجزت جلسة. لكي لا تصلك رسائل أخرى عن الدراسات: {link}',
 };

@@ -165,4 +165,8 @@ export const de: Catalogue = {
   'hub.done.withdrawn': 'Ihre Einwilligung ist widerrufen.',
   'hub.done.stopped': 'Sie erhalten keine Nachrichten mehr zu dieser Studie.',
   'hub.done.optedOut': 'Sie erhalten keine Nachrichten mehr zu Studien.',
+  // Session reminders (src/families/scheduling/reminders.ts): {when} is the session's start in the person's zone.
+  'reminder.email.subject': 'Erinnerung: {study} am {when}',
+  'reminder.email.body': 'Guten Tag,\n\nwir erinnern Sie an Ihren Termin für {study} am {when} (Zeitzone {timeZone}).\n\nFalls Sie den Termin verschieben oder absagen möchten, nutzen Sie bitte diesen Link:\n{link}\n\n{workspace}',
+  'reminder.email.unsubscribe': 'Sie erhalten diese Nachricht, weil Sie einen Termin gebucht haben. Wenn Sie keine Nachrichten über Studien mehr erhalten möchten: {link}',
 };

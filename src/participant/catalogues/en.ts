@@ -168,6 +168,10 @@ export const en = {
   'hub.done.withdrawn': 'Your consent is withdrawn.',
   'hub.done.stopped': 'You will get no more messages about this study.',
   'hub.done.optedOut': 'You will get no more messages about studies.',
+  // Session reminders (src/families/scheduling/reminders.ts): {when} is the session's start in the person's zone.
+  'reminder.email.subject': 'Reminder: {study} on {when}',
+  'reminder.email.body': 'Hello,\n\nthis is a reminder of your session for {study} on {when} (time zone {timeZone}).\n\nIf you need to move or cancel it, please use this link:\n{link}\n\n{workspace}',
+  'reminder.email.unsubscribe': 'You receive this message because you booked a session. To receive no more messages about studies: {link}',
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -165,4 +165,8 @@ export const es: Catalogue = {
   'hub.done.withdrawn': 'Su consentimiento está retirado.',
   'hub.done.stopped': 'No recibirá más mensajes sobre este estudio.',
   'hub.done.optedOut': 'No recibirá más mensajes sobre estudios.',
+  // Session reminders (src/families/scheduling/reminders.ts): {when} is the session's start in the person's zone.
+  'reminder.email.subject': 'Recordatorio: {study} el {when}',
+  'reminder.email.body': 'Hola:\n\nle recordamos su sesión de {study} el {when} (zona horaria {timeZone}).\n\nSi necesita cambiarla o cancelarla, use este enlace:\n{link}\n\n{workspace}',
+  'reminder.email.unsubscribe': 'Recibe este mensaje porque reservó una sesión. Para no recibir más mensajes sobre estudios: {link}',
 };

@@ -165,4 +165,8 @@ export const fr: Catalogue = {
   'hub.done.withdrawn': 'Votre consentement est retiré.',
   'hub.done.stopped': 'Vous ne recevrez plus de messages sur cette étude.',
   'hub.done.optedOut': 'Vous ne recevrez plus de messages sur les études.',
+  // Session reminders (src/families/scheduling/reminders.ts): {when} is the session's start in the person's zone.
+  'reminder.email.subject': 'Rappel : {study} le {when}',
+  'reminder.email.body': 'Bonjour,\n\nnous vous rappelons votre séance pour {study} le {when} (fuseau horaire {timeZone}).\n\nSi vous devez la déplacer ou l’annuler, utilisez ce lien :\n{link}\n\n{workspace}',
+  'reminder.email.unsubscribe': 'Vous recevez ce message parce que vous avez réservé une séance. Pour ne plus recevoir de messages sur les études : {link}',
 };
