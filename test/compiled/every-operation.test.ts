@@ -117,6 +117,7 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     const propertyIdOf = (name: string) => imported.results.find(({ personProperty }) => personProperty.name === name)!.personProperty.propertyId;
     const properties = unwrap(await api.GET('/properties'));
     expect(properties.results.map((property) => property.name)).toEqual(expect.arrayContaining(['Age', 'Plan']));
+    unwrap(await api.PATCH('/properties/{propertyId}', { params: { path: { propertyId: propertyIdOf('Plan') } }, body: { editableByPerson: true } }));
     unwrap(await api.DELETE('/properties/{propertyId}', { params: { path: { propertyId: propertyIdOf('Retired note') } } }));
     unwrap(await api.POST('/properties/delete', { body: { propertyIds: [propertyIdOf('Retired flag')] } }));
     const group = unwrap(await api.POST('/property-groups', { body: { name: 'Profile', scopeType: 'ALL', propertyIds: [propertyIdOf('Age'), propertyIdOf('Plan')] } }));

@@ -13,6 +13,7 @@ import { findServableVersion } from '../consent-forms/service.js';
 import { markConsentSubmitted, recordWithdrawal } from '../participants/service.js';
 import * as queries from './queries.js';
 import { recordConsent, withdrawStudyConsents } from './writer.js';
+import { signedCopyOf } from './copy-job.js';
 
 /** The queue of the signed copies' emails (copy-job.ts). */
 export const CONSENT_COPY_QUEUE = 'consent.copy';
@@ -149,7 +150,6 @@ export async function signedCopyForPerson(db: Kysely<DB>, workspaceId: string, p
   if (!facts || facts.person_id !== personId || facts.deleted_at !== null || facts.signed_name === null || facts.consent_form_id === null || facts.form_version === null) return undefined;
   const form = await findServableVersion(db, workspaceId, facts.consent_form_id, Number(facts.form_version));
   if (!form) return undefined;
-  const { signedCopyOf } = await import('./copy-job.js');
   const { pdf } = await signedCopyOf(form, facts);
   return { pdf, filename: `consent-${form.consentFormId}-v${form.version}.pdf` };
 }
