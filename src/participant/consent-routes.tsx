@@ -31,6 +31,8 @@ export interface ConsentPagesOptions {
   open: (request: FastifyRequest<{ Params: { token: string } }>, reply: FastifyReply) => Promise<OpenedLink | undefined>;
   sendPage: (reply: FastifyReply, status: number, page: VNode) => FastifyReply;
   notice: (reply: FastifyReply, status: number, i18n: Translator, title: MessageKey, body: MessageKey, options?: NoticeOptions) => FastifyReply;
+  /** Where a SCREENER link goes once its consent is signed (the booking step, when the study offers it to the qualified). */
+  afterConsent?: (opened: OpenedLink, base: string) => Promise<string | undefined>;
 }
 
 /** The form posts as routes.tsx's parser gives them: each field's values. */
@@ -200,6 +202,10 @@ export function registerConsentPages(app: FastifyInstance, options: ConsentPages
       case 'SIGNED':
         // Consent first: the screener's questions come next.
         if (link.purpose === 'SCREENER' && facts.studyPlan.consentBeforeScreener && !screenerAnswered(facts) && (await hasQuestions(opened))) return redirect(reply, base);
+        if (link.purpose === 'SCREENER' && options.afterConsent) {
+          const next = await options.afterConsent(opened, base);
+          if (next) return redirect(reply, next);
+        }
         return notice(reply, 200, i18n, 'consent.thanks.title', 'consent.thanks.body', { from, values: { study } });
     }
   });

@@ -10,6 +10,7 @@ import { type AnswerableQuestion, findAnswerableScreener } from '../families/stu
 import { chooseLocale, type MessageKey, translator, type Translator } from './i18n.js';
 import { documentOf, NoticePage } from './layout.js';
 import { type PostedAnswers, type QuestionView, ScreenerPage } from './screener-page.js';
+import { registerBookingPages } from './booking-routes.js';
 import { registerConsentPages } from './consent-routes.js';
 import { registerHubPages } from './hub/routes.js';
 import { formToken, formTokenIsValid, isCrossSitePost, linkTokenAsSpelled, setPageHeaders } from './security.js';
@@ -146,8 +147,10 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
     return { link, facts: brand ? { ...facts, workspaceName: brand.displayName } : facts, i18n, db };
   };
 
-  // Consent and withdrawal (consent-routes.tsx): the consent step, a CONSENT or WITHDRAWAL link's page.
-  const consentPages = registerConsentPages(app, { deps, formKey, open, sendPage, notice });
+  // Booking (booking-routes.tsx): a SCHEDULING link's page, and a qualified SCREENER link's booking step.
+  const bookingPages = registerBookingPages(app, { deps, formKey, open, sendPage, notice });
+  // Consent and withdrawal (consent-routes.tsx): the consent step, a CONSENT or WITHDRAWAL link's page; a signature goes on to booking when the study offers it.
+  const consentPages = registerConsentPages(app, { deps, formKey, open, sendPage, notice, afterConsent: (opened, base) => bookingPages.afterScreener(opened, base) });
   // A page of the person's own (hub/routes.tsx): sign-in by an emailed link, then their studies, consents, details and data, under /me.
   registerHubPages(app, { deps, formKey, sendPage });
   const seeOther = (reply: FastifyReply, to: string) => {
@@ -204,6 +207,7 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
     if (!opened) return reply;
     const { link, facts, i18n, db } = opened;
     const path = request.url.split('?')[0]!;
+    if (link.purpose === 'SCHEDULING') return bookingPages.pageOfLink(request, reply, opened, path);
     if (link.purpose !== 'SCREENER') return consentPages.pageOfLink(reply, opened, path);
     // The consent step, when the study asks for it before the questions, or after an answer that did not disqualify.
     const consentFirst = await consentPages.beforeScreener(opened, path);
@@ -211,6 +215,9 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
     if (['SUBMITTED', 'QUALIFIED'].includes(facts.screenerState)) {
       const consentNext = await consentPages.afterScreener(opened, path);
       if (consentNext) return seeOther(reply, consentNext);
+      // Qualified, and the study lets the qualified book: the booking step (which shows the session once booked).
+      const bookingNext = facts.screenerState === 'QUALIFIED' ? await bookingPages.afterScreener(opened, path) : undefined;
+      if (bookingNext) return seeOther(reply, bookingNext);
     }
     if (screenerUnavailable(reply, facts, i18n)) return reply;
     const screener = await findAnswerableScreener(db, link.workspaceId, link.studyId);
@@ -276,6 +283,8 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
         // A qualifying answer (or one left for review) goes on to the consent form, when the study has one to sign.
         const consentNext = result.outcome === 'DISQUALIFIED' ? undefined : await consentPages.afterScreener(opened, request.url.split('?')[0]!);
         if (consentNext) return seeOther(reply, consentNext);
+        const bookingNext = result.outcome === 'QUALIFIED' ? await bookingPages.afterScreener(opened, request.url.split('?')[0]!, { qualified: true }) : undefined;
+        if (bookingNext) return seeOther(reply, bookingNext);
         // The reason for a disqualification is never shown: the person reads a kind, general word.
         return notice(reply, 200, i18n, 'screener.thanks.title', result.outcome === 'DISQUALIFIED' ? 'screener.notSelected.body' : 'screener.thanks.body', { from, values: { study } });
       }

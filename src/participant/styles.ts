@@ -57,6 +57,22 @@ button.primary { font: inherit; font-weight: 700; padding: 0.6rem 1.2rem; min-he
 button.secondary { font: inherit; padding: 0.5rem 1rem; min-height: 2.75rem; border: 2px solid var(--accent, #1d3f8f); background: #ffffff; color: var(--accent, #1d3f8f); cursor: pointer; text-align: start; }
 button.warning { font: inherit; font-weight: 700; padding: 0.6rem 1.2rem; min-height: 2.75rem; border: 2px solid transparent; background: #b3261e; color: #ffffff; cursor: pointer; }
 .notice { border-inline-start: 5px solid #1d3f8f; padding: 0.5rem 0.75rem; background: #eef2fa; }
+.legend-heading { font-size: 1.375rem; margin: 0 0 0.25rem; }
+button.secondary { font: inherit; padding: 0.5rem 1rem; min-height: 2.75rem; margin-block-start: 0.5rem; border: 2px solid #0b0c0c; background: #f3f2f1; color: #0b0c0c; cursor: pointer; }
+.zone-form { margin: 0 0 2rem; }
+.zone-form .question { margin-bottom: 0; }
+fieldset.day { margin: 0 0 1.25rem; padding: 0; border: 0; min-width: 0; }
+fieldset.day legend { font-weight: 700; padding: 0; margin-bottom: 0.5rem; }
+.slot-time { display: block; font-weight: 700; }
+.choice label .hint { margin-bottom: 0; }
+nav.pages { display: flex; flex-wrap: wrap; gap: 1.5rem; margin: 0 0 2rem; }
+dl.summary { margin: 0 0 1.5rem; }
+dl.summary > div { border-block-end: 1px solid #6f777b; padding: 0.5rem 0; }
+dl.summary dt { font-weight: 700; }
+dl.summary dd { margin: 0; }
+ul.actions { padding-inline-start: 1.25rem; }
+ul.actions li { margin-bottom: 0.5rem; }
+.button-group { display: flex; flex-wrap: wrap; align-items: center; gap: 1.5rem; }
 `;
 
 /** The stylesheet's path: its content's hash in the name, so it can be cached for good. */

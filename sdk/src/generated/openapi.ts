@@ -1525,7 +1525,7 @@ export interface paths {
          *     - `workspace.name`: The workspace's name: the team the message comes from. Example: `Acme Research`.
          *     - `links.screener`: The person's own link to the study's screener (made when the message is sent; one per message). Example: `https://recruit.example.com/p/…`.
          *     - `links.consent`: The person's own link to sign the study's consent form (made when the message is sent; one per message). Example: `https://recruit.example.com/p/…`.
-         *     - `links.scheduling`: The person's link to schedule a session of the study. Example: `https://recruit.example.com/b/…`.
+         *     - `links.scheduling`: The person's own link to book a session of the study, and later to see, move or cancel it (made when the message is sent; one per message). Example: `https://recruit.example.com/p/…`.
          *     - `links.unsubscribe`: The person's one-click unsubscribe link. Example: `https://recruit.example.com/u/…`.
          *
          *     In a preview the `links.*` variables are placeholders under `https://placeholder.invalid/preview/…` (a reserved domain that resolves nowhere), listed in the answer's `placeholders`: the real links, signed per person, are made when a message is sent.
@@ -1606,7 +1606,7 @@ export interface paths {
          *
          *     Without SMTP configured (SMTP_HOST) nothing is sent: the messages are recorded NOT_SENT, and the answer says so (`notSent`, `notSentReason`). Sending is limited per workspace (MAIL_RATE_PER_MINUTE attempts a minute, default 600): beyond it messages wait in the queue. A temporary failure (an SMTP 4xx, no connection, a timeout, refused credentials) is tried again after 1 min, 5 min, 15 min, 1 h, 3 h, 6 h, 12 h (each ±10% at random): 8 attempts in all, then FAILED. A 5xx refusal is final at once; a 5xx refusal of the recipient address (at RCPT TO: 550 user unknown, …) also marks the person UNREACHABLE (one such hard bounce is enough), and unreachable people are not sent to again.
          *
-         *     `links.screener` and `links.consent` become the participant's own link to the page, made as the message goes (one per message and purpose). Refused (400, path ["templateId"]): a template that uses `links.scheduling` (not served yet), `links.screener` for a study with no screener question, or `links.consent` for a study whose plan names no consent form. A delivered message counts as a contact of the person (LAST_CONTACT_DATE, TOTAL_NUMBER_OF_CONTACT*).
+         *     `links.screener`, `links.consent` and `links.scheduling` become the participant's own link to the page, made as the message goes (one per message and purpose). Refused (400, path ["templateId"]): a template that uses `links.screener` for a study with no screener question, `links.consent` for a study whose plan names no consent form, or `links.scheduling` for a study with no host (PUT /studies/{studyId}/schedule). A delivered message counts as a contact of the person (LAST_CONTACT_DATE, TOTAL_NUMBER_OF_CONTACT*).
          *
          *     Requires the right `messages:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
          */
@@ -1744,7 +1744,7 @@ export interface paths {
         put?: never;
         /**
          * Make a participant's link to their pages
-         * @description Makes a new link that opens one of the participant's pages (`purpose`), for the team to hand over by their own means; messages whose template uses `links.screener` make their own. Each call makes another link; earlier ones stay valid until they expire. The `url` is in this answer only: the service keeps the SHA-256 of its token. A link is bound to this participant and this purpose: it shows that person's page and nothing else. It expires as `expiresAt` says, and a screener or consent page also says so once the study is closed or paused. The origin of `url` is PUBLIC_URL, or the one this request came to when PUBLIC_URL is not set.
+         * @description Makes a new link that opens one of the participant's pages (`purpose`), for the team to hand over by their own means; messages whose template uses `links.screener`, `links.consent` or `links.scheduling` make their own. Each call makes another link; earlier ones stay valid until they expire. The `url` is in this answer only: the service keeps the SHA-256 of its token. A link is bound to this participant and this purpose: it shows that person's page and nothing else. It expires as `expiresAt` says, and a screener or consent page also says so once the study is closed or paused. The origin of `url` is PUBLIC_URL, or the one this request came to when PUBLIC_URL is not set.
          *
          *     Requires the right `participants:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
          */
@@ -3726,7 +3726,7 @@ export interface components {
          *     - `workspace.name`: The workspace's name: the team the message comes from. Example: `Acme Research`.
          *     - `links.screener`: The person's own link to the study's screener (made when the message is sent; one per message). Example: `https://recruit.example.com/p/…`.
          *     - `links.consent`: The person's own link to sign the study's consent form (made when the message is sent; one per message). Example: `https://recruit.example.com/p/…`.
-         *     - `links.scheduling`: The person's link to schedule a session of the study. Example: `https://recruit.example.com/b/…`.
+         *     - `links.scheduling`: The person's own link to book a session of the study, and later to see, move or cancel it (made when the message is sent; one per message). Example: `https://recruit.example.com/p/…`.
          *     - `links.unsubscribe`: The person's one-click unsubscribe link. Example: `https://recruit.example.com/u/…`.
          *
          *     In a preview the `links.*` variables are placeholders under `https://placeholder.invalid/preview/…` (a reserved domain that resolves nowhere), listed in the answer's `placeholders`: the real links, signed per person, are made when a message is sent.
@@ -3900,8 +3900,8 @@ export interface components {
         ParticipantLink: {
             /** @description The link's id (lnk_…); the link itself is shown only in this answer. */
             linkId: string;
-            /** @description What the link opens: SCREENER, the study's screener (then its consent form, when the study plan's consentFormId names one of the workspace's consent forms); CONSENT, the consent form straight away; WITHDRAWAL, the page where the person withdraws their consent to the study (it never expires, and shows only the study's public name). The signed copy's email carries a WITHDRAWAL link of its own. */
-            purpose: "SCREENER" | "CONSENT" | "WITHDRAWAL";
+            /** @description What the link opens: SCREENER, the study's screener (then its consent form, when the study plan's consentFormId names one of the workspace's consent forms); CONSENT, the consent form straight away; WITHDRAWAL, the page where the person withdraws their consent to the study (it never expires, and shows only the study's public name); SCHEDULING, the study's open times to book a session, then the session booked, to move or cancel while the study allows (180 days). The signed copy's email carries a WITHDRAWAL link of its own. */
+            purpose: "SCREENER" | "CONSENT" | "WITHDRAWAL" | "SCHEDULING";
             /** @description The page the participant opens: PUBLIC_URL/p/<token>. The token (256 random bits) is not kept: only its SHA-256 is, so this is the one time it can be read. */
             url: string;
             /** @description When the link stops opening its page; null: never (withdrawal). */
@@ -22362,8 +22362,8 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description What the link opens: SCREENER, the study's screener (then its consent form, when the study plan's consentFormId names one of the workspace's consent forms); CONSENT, the consent form straight away; WITHDRAWAL, the page where the person withdraws their consent to the study (it never expires, and shows only the study's public name). The signed copy's email carries a WITHDRAWAL link of its own. */
-                    purpose: "SCREENER" | "CONSENT" | "WITHDRAWAL";
+                    /** @description What the link opens: SCREENER, the study's screener (then its consent form, when the study plan's consentFormId names one of the workspace's consent forms); CONSENT, the consent form straight away; WITHDRAWAL, the page where the person withdraws their consent to the study (it never expires, and shows only the study's public name); SCHEDULING, the study's open times to book a session, then the session booked, to move or cancel while the study allows (180 days). The signed copy's email carries a WITHDRAWAL link of its own. */
+                    purpose: "SCREENER" | "CONSENT" | "WITHDRAWAL" | "SCHEDULING";
                 };
             };
         };

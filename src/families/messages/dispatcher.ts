@@ -233,7 +233,7 @@ export class MailDispatcher {
    * mail was refused or never confirmed; its link opens nothing once replaced).
    */
   private async participantLinks(message: ClaimedMessage, purposes: readonly ParticipantPagePurpose[], at: string): Promise<Record<ParticipantPagePurpose, string>> {
-    const urls: Record<ParticipantPagePurpose, string> = { SCREENER: '', CONSENT: '' };
+    const urls: Record<ParticipantPagePurpose, string> = { SCREENER: '', CONSENT: '', SCHEDULING: '' };
     if (purposes.length === 0 || message.participant_id === null || message.study_id === null) return urls;
     if (message.attempt_count > 1) await deleteLinksOfMessage(this.options.db, message.workspace_id, message.message_id);
     for (const purpose of purposes) {
@@ -287,8 +287,7 @@ export class MailDispatcher {
       },
       study: { externalName: message.study_external_name ?? '', externalDescription: message.study_external_description ?? '' },
       workspace: { name: message.workspace_name },
-      // Sending refuses templates that use the scheduling link, which the service does not serve yet.
-      links: { screener: pages.SCREENER, consent: pages.CONSENT, scheduling: '', unsubscribe },
+      links: { screener: pages.SCREENER, consent: pages.CONSENT, scheduling: pages.SCHEDULING, unsubscribe },
     };
     // Every message carries its unsubscribe link in the body too: a template that does not place it gets it as a last line.
     const text = await renderTemplate('textBody', templates.textBody, values, message.workspace_id);
@@ -312,10 +311,11 @@ interface ParsedTemplate {
   participantLinks: ParticipantPagePurpose[];
 }
 
-type ParticipantPagePurpose = 'SCREENER' | 'CONSENT';
+type ParticipantPagePurpose = 'SCREENER' | 'CONSENT' | 'SCHEDULING';
 const participantPagePurposes = [
   { variable: 'links.screener', purpose: 'SCREENER' },
   { variable: 'links.consent', purpose: 'CONSENT' },
+  { variable: 'links.scheduling', purpose: 'SCHEDULING' },
 ] as const satisfies readonly { variable: string; purpose: ParticipantPagePurpose }[];
 
 const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

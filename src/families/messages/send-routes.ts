@@ -49,8 +49,8 @@ export const messageSendingRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps
           'GET /messages shows each one and what became of it. Each carries a signed one-click unsubscribe link (in the body, and the List-Unsubscribe and List-Unsubscribe-Post headers of RFC 8058).\n\n' +
           'Without SMTP configured (SMTP_HOST) nothing is sent: the messages are recorded NOT_SENT, and the answer says so (`notSent`, `notSentReason`). ' +
           `Sending is limited per workspace (MAIL_RATE_PER_MINUTE attempts a minute, default 600): beyond it messages wait in the queue. ${retryScheduleNote}\n\n` +
-          '`links.screener` and `links.consent` become the participant\'s own link to the page, made as the message goes (one per message and purpose). ' +
-          'Refused (400, path ["templateId"]): a template that uses `links.scheduling` (not served yet), `links.screener` for a study with no screener question, or `links.consent` for a study whose plan names no consent form. ' +
+          '`links.screener`, `links.consent` and `links.scheduling` become the participant\'s own link to the page, made as the message goes (one per message and purpose). ' +
+          'Refused (400, path ["templateId"]): a template that uses `links.screener` for a study with no screener question, `links.consent` for a study whose plan names no consent form, or `links.scheduling` for a study with no host (PUT /studies/{studyId}/schedule). ' +
           'A delivered message counts as a contact of the person (LAST_CONTACT_DATE, TOTAL_NUMBER_OF_CONTACT*).',
         tags,
         params: StudyParams,

@@ -212,7 +212,7 @@ describe('POST /studies/{studyId}/messages', () => {
     }
   });
 
-  it('refuses both or neither of participantIds and filter, an unknown participant, study or template, and a template with links not served yet', async () => {
+  it('refuses both or neither of participantIds and filter, an unknown participant, study or template, and a template whose link would open a page with nothing to do', async () => {
     const tenant = await createTenant(service);
     const other = await createTenant(service);
     const templateId = await createTemplate(service, tenant);
@@ -234,7 +234,7 @@ describe('POST /studies/{studyId}/messages', () => {
       [studyId, { templateId: screenerTemplate, participantIds: [participantId] }, 400, ['templateId']],
       // Nor a consent form.
       [studyId, { templateId: consentTemplate, participantIds: [participantId] }, 400, ['templateId']],
-      // The scheduling page is not served yet.
+      // The study has no host to book with.
       [studyId, { templateId: schedulingTemplate, participantIds: [participantId] }, 400, ['templateId']],
       [studyId, { templateId, participantIds: [participantId, 'ptc_unknown'] }, 404, ['participantIds', '1']],
       [studyId, { templateId, participantIds: [theirs.participants[0]!.participantId] }, 404, ['participantIds', '0']],

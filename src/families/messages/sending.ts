@@ -16,6 +16,7 @@ import { parseTemplate } from './template-language.js';
 import { findAnswerableScreener } from '../studies/service.js';
 import { findServableConsentForm } from '../consent-forms/service.js';
 import { studyExists } from '../studies/queries.js';
+import { studyHasHosts } from '../scheduling/service.js';
 import { publicDetail } from './delivery-errors.js';
 
 const notSentReasonCodes = Object.keys(notSentReasons);
@@ -34,13 +35,13 @@ export const MAX_PARTICIPANT_IDS = 1_000;
 export const MAX_RECIPIENTS_PER_SEND = 50_000;
 
 /** The links a template may carry that name one participant's page, and what the study must have for each. */
-const participantPageLinks = ['links.screener', 'links.consent'] as const;
+const participantPageLinks = ['links.screener', 'links.consent', 'links.scheduling'] as const;
 
 /**
- * The template of a send about `studyId`, or 404 naming `path`. A template that uses a link the
- * service does not serve yet (`links.scheduling`) is refused, and so is one whose participant
- * link would open a page with nothing to do: `links.screener` for a study without a screener
- * question, `links.consent` for a study whose plan names no consent form of the workspace.
+ * The template of a send about `studyId`, or 404 naming `path`. A template whose participant
+ * link would open a page with nothing to do is refused: `links.screener` for a study without a
+ * screener question, `links.consent` for a study whose plan names no consent form of the
+ * workspace, `links.scheduling` for a study with no host to book with.
  */
 async function sendableTemplate(db: Kysely<DB>, workspaceId: string, templateId: string, studyId: string, path: string[]) {
   const template = await queries.findTemplate(db, workspaceId, templateId);
@@ -50,7 +51,6 @@ async function sendableTemplate(db: Kysely<DB>, workspaceId: string, templateId:
   for (const [field, source] of Object.entries(sources)) {
     if (source === null) continue;
     const { variables } = await parseTemplate(field as 'subject', source);
-    if (variables.has('links.scheduling')) throw badRequest(`The template's ${field} uses links.scheduling, a link this service does not serve yet: such a template can be previewed, not sent`, path);
     for (const link of participantPageLinks) if (variables.has(link)) used.add(link);
   }
   // An unknown study is left to the caller's 404 naming studyId.
@@ -62,6 +62,9 @@ async function sendableTemplate(db: Kysely<DB>, workspaceId: string, templateId:
     if (study && !(await findServableConsentForm(db, workspaceId, study.consent_form_id))) {
       throw badRequest("The template uses links.consent, but the study's plan names no consent form of this workspace (studyPlan.consentFormId)", path);
     }
+  }
+  if (used.has('links.scheduling') && (await studyExists(db, workspaceId, studyId)) && !(await studyHasHosts(db, workspaceId, studyId))) {
+    throw badRequest('The template uses links.scheduling, but the study has no host to book a session with: set its hosts and hours (PUT /studies/{studyId}/schedule) first', path);
   }
   return template;
 }

@@ -37,7 +37,7 @@ export const variableCatalogue = [
   { name: 'workspace.name', description: "The workspace's name: the team the message comes from.", example: 'Acme Research' },
   { name: 'links.screener', description: "The person's own link to the study's screener (made when the message is sent; one per message).", example: 'https://recruit.example.com/p/…' },
   { name: 'links.consent', description: "The person's own link to sign the study's consent form (made when the message is sent; one per message).", example: 'https://recruit.example.com/p/…' },
-  { name: 'links.scheduling', description: "The person's link to schedule a session of the study.", example: 'https://recruit.example.com/b/…' },
+  { name: 'links.scheduling', description: "The person's own link to book a session of the study, and later to see, move or cancel it (made when the message is sent; one per message).", example: 'https://recruit.example.com/p/…' },
   { name: 'links.unsubscribe', description: "The person's one-click unsubscribe link.", example: 'https://recruit.example.com/u/…' },
 ] as const satisfies readonly VariableDescription[];
 

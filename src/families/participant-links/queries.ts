@@ -64,6 +64,8 @@ export interface LinkPageFacts {
   screenerState: string;
   screenerSubmittedAt: string | null;
   participantStatus: string;
+  /** The team's decision on the participant (PENDING_REVIEW, APPROVED, REJECTED): a rejected person books no session. */
+  approvalStatus: string;
   personOptedOut: boolean;
   personId: string;
 }
@@ -82,6 +84,7 @@ export async function openLinkPage(db: Kysely<DB>, workspaceId: string, link: { 
     screener_state: string;
     screener_submitted_at: string | null;
     participant_status: string;
+    approval_status: string;
     is_opted_out: boolean;
     person_id: string;
   }>`
@@ -90,7 +93,7 @@ export async function openLinkPage(db: Kysely<DB>, workspaceId: string, link: { 
       where workspace_id = ${workspaceId} and link_id = ${link.linkId}
       returning link_id
     )
-    select w.name as workspace_name, s.status, s.plan, pa.screener_state, pa.screener_submitted_at, pa.status as participant_status, pe.is_opted_out, pa.person_id
+    select w.name as workspace_name, s.status, s.plan, pa.screener_state, pa.screener_submitted_at, pa.status as participant_status, pa.approval_status, pe.is_opted_out, pa.person_id
     from participants pa
     join studies s on s.workspace_id = pa.workspace_id and s.study_id = pa.study_id
     join people pe on pe.workspace_id = pa.workspace_id and pe.person_id = pa.person_id and pe.deleted_at is null
@@ -106,6 +109,7 @@ export async function openLinkPage(db: Kysely<DB>, workspaceId: string, link: { 
     screenerState: row.screener_state,
     screenerSubmittedAt: row.screener_submitted_at,
     participantStatus: row.participant_status,
+    approvalStatus: row.approval_status,
     personOptedOut: row.is_opted_out,
     personId: row.person_id,
   };

@@ -21,7 +21,7 @@ export const participantLinksRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDe
         operationId: 'createParticipantLink',
         summary: "Make a participant's link to their pages",
         description:
-          'Makes a new link that opens one of the participant\'s pages (`purpose`), for the team to hand over by their own means; messages whose template uses `links.screener` make their own. ' +
+          'Makes a new link that opens one of the participant\'s pages (`purpose`), for the team to hand over by their own means; messages whose template uses `links.screener`, `links.consent` or `links.scheduling` make their own. ' +
           'Each call makes another link; earlier ones stay valid until they expire. The `url` is in this answer only: the service keeps the SHA-256 of its token. ' +
           "A link is bound to this participant and this purpose: it shows that person's page and nothing else. It expires as `expiresAt` says, and a screener or consent page also says so once the study is closed or paused. " +
           'The origin of `url` is PUBLIC_URL, or the one this request came to when PUBLIC_URL is not set.',

@@ -1,9 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 
-export const LinkPurpose = Type.Union([Type.Literal('SCREENER'), Type.Literal('CONSENT'), Type.Literal('WITHDRAWAL')], {
+export const LinkPurpose = Type.Union([Type.Literal('SCREENER'), Type.Literal('CONSENT'), Type.Literal('WITHDRAWAL'), Type.Literal('SCHEDULING')], {
   description:
     "What the link opens: SCREENER, the study's screener (then its consent form, when the study plan's consentFormId names one of the workspace's consent forms); " +
-    "CONSENT, the consent form straight away; WITHDRAWAL, the page where the person withdraws their consent to the study (it never expires, and shows only the study's public name). " +
+    "CONSENT, the consent form straight away; WITHDRAWAL, the page where the person withdraws their consent to the study (it never expires, and shows only the study's public name); " +
+    'SCHEDULING, the study\'s open times to book a session, then the session booked, to move or cancel while the study allows (180 days). ' +
     "The signed copy's email carries a WITHDRAWAL link of its own.",
 });
 

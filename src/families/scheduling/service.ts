@@ -550,3 +550,8 @@ export async function listBookings(context: CallContext, studyId: string, status
 export async function bookingOfParticipant(db: Kysely<DB>, workspaceId: string, participantId: string): Promise<queries.BookingRow | undefined> {
   return (await queries.findLiveBooking(db, workspaceId, participantId)) ?? (await queries.findLatestBooking(db, workspaceId, participantId));
 }
+
+/** Whether the study has a host to book with (a message's `links.scheduling` is refused without one); false for an unknown study. */
+export async function studyHasHosts(db: Kysely<DB>, workspaceId: string, studyId: string): Promise<boolean> {
+  return ((await queries.findSchedulePlan(db, workspaceId, studyId))?.hosts.length ?? 0) > 0;
+}

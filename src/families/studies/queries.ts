@@ -420,6 +420,7 @@ export async function findAnswerableScreener(db: Executor, workspaceId: string, 
       's.screener_id',
       's.current_revision',
       's.qualify_by_default',
+      's.show_scheduler_to_qualified',
       'q.question_id',
       'q.question_key',
       'q.type',
@@ -449,5 +450,5 @@ export async function findAnswerableScreener(db: Executor, workspaceId: string, 
       show_when: row.show_when,
       mapped_to_property_id: row.mapped_to_property_id,
     }));
-  return { screenerId: screener.screener_id, revision: screener.current_revision, qualifyByDefault: screener.qualify_by_default, questions };
+  return { screenerId: screener.screener_id, revision: screener.current_revision, qualifyByDefault: screener.qualify_by_default, showSchedulerToQualified: screener.show_scheduler_to_qualified, questions };
 }

@@ -454,11 +454,16 @@ export interface AnswerableQuestion extends ScreenerQuestionRules {
 }
 
 /** The screener as a person answers it (its current revision), or undefined when the study has none. */
-export async function findAnswerableScreener(db: Kysely<DB>, workspaceId: string, studyId: string): Promise<(ScreenerDefinition & { revision: number; questions: AnswerableQuestion[] }) | undefined> {
+export async function findAnswerableScreener(
+  db: Kysely<DB>,
+  workspaceId: string,
+  studyId: string,
+): Promise<(ScreenerDefinition & { revision: number; showSchedulerToQualified: boolean; questions: AnswerableQuestion[] }) | undefined> {
   const screener = await queries.findAnswerableScreener(db, workspaceId, studyId);
   if (!screener) return undefined;
   return {
     revision: screener.revision,
+    showSchedulerToQualified: screener.showSchedulerToQualified,
     qualifyByDefault: screener.qualifyByDefault,
     questions: screener.questions.map((question) => ({
       id: question.question_id,
