@@ -19,11 +19,13 @@ const notWorkspaceOwned = new Set(['service_secrets', 'kysely_migration', 'kysel
  * And the branding configs' logo hash: a participant page's logo is fetched by its path, the
  * image's SHA-256, with no workspace in it (the same bytes are the same image, whoever holds them).
  * And the calendar feeds' token digest: a feed's URL names no workspace, as a participant link's.
+ * And the person's sign-in links and sessions, by their token's digest: /me/link/<token> and the
+ * session cookie name no workspace either; the row found says it.
  * And the booked sessions by start: the reminders' sweep (src/families/scheduling/reminders.ts)
  * finds every workspace's sessions starting in a few minutes' range in one statement, a system
  * job's; led by workspace_id it would probe each workspace in turn.
  */
-const notLedByWorkspace = new Set(['people_email_trgm', 'participant_links_by_token', 'branding_configs_logo', 'calendar_feeds_by_token', 'sessions_by_start']);
+const notLedByWorkspace = new Set(['people_email_trgm', 'participant_links_by_token', 'branding_configs_logo', 'calendar_feeds_by_token', 'sessions_by_start', 'person_access_links_token', 'person_sessions_token']);
 
 /** A store that has never been migrated: an in-memory PGlite, or a new database on the test server. */
 interface FreshStore {

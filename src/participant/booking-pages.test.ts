@@ -5,7 +5,9 @@ import { addParticipants, createStudy } from '../../test/participants-factory.js
 import { type SmtpReceiver, smtpConfig, startSmtpReceiver } from '../../test/smtp-receiver.js';
 import { type Database, openDatabase } from '../db/database.js';
 import { createTemplate, runMail, sendMessages } from '../families/messages/test-support.js';
-import { bookingCalendarStandIn, bookingZoneScriptPath } from './booking-routes.js';
+import ICAL from 'ical.js';
+import { bookingCalendarFile } from '../families/scheduling/icalendar.js';
+import { bookingZoneScriptPath } from './booking-routes.js';
 
 /**
  * The person's side of booking (issue 34, items 2 and 4) through HTTP, on both stores: a
@@ -132,10 +134,14 @@ describe('a SCHEDULING link: the open times and booking', () => {
     const calendar = await get(`${path}/calendar.ics`);
     expect(calendar.statusCode).toBe(200);
     expect(calendar.headers['content-type']).toBe('text/calendar; charset=utf-8');
-    expect(calendar.body).toMatch(/^BEGIN:VCALENDAR\r\nVERSION:2.0\r\n/);
-    expect(calendar.body).toContain(`UID:${booking!.bookingId}@recruit.example.test\r\n`);
-    expect(calendar.body).toContain('DTSTART:20270105T090000Z\r\nDTEND:20270105T094500Z\r\n');
-    expect(calendar.body).toContain('SUMMARY:Checkout interviews (session)\r\n');
+    // The same event as the emailed invitation (its UID and SEQUENCE), published for a calendar app to add.
+    const event = new ICAL.Event(new ICAL.Component(ICAL.parse(calendar.body)).getFirstSubcomponent('vevent')!);
+    expect(new ICAL.Component(ICAL.parse(calendar.body)).getFirstPropertyValue('method')).toBe('PUBLISH');
+    expect(event.uid).toBe(`${booking!.bookingId}@recruit.example.test`);
+    expect(event.sequence).toBe(0);
+    expect(event.startDate.toJSDate().toISOString()).toBe('2027-01-05T09:00:00.000Z');
+    expect(event.endDate.toJSDate().toISOString()).toBe('2027-01-05T09:45:00.000Z');
+    expect(event.summary).toBe('Checkout interviews (session)');
     // A second booking from the same page is not made: the page shows the one held.
     const again = await post(`${path}/book`, [['formToken', field(page.body, 'formToken')!], ['startTime', '2027-01-06T09:00:00.000Z'], ['tz', 'Europe/Berlin']]);
     expect(again.statusCode).toBe(303);
@@ -501,13 +507,14 @@ describe('what the booking pages refuse', () => {
   });
 });
 
-describe('the calendar file stand-in', () => {
-  it('folds long lines at 75 octets, escapes text and marks a canceled session', () => {
-    const text = bookingCalendarStandIn({ bookingId: 'bkg_1', sequence: 2, start: '2027-01-05T08:00:00.000Z', end: '2027-01-05T08:45:00.000Z', summary: `Ünïcode; commas, and a long name ${'x'.repeat(80)}`, canceled: true, stamp: now, host: 'example.test' });
+describe('the calendar file', () => {
+  it('is the invitation\'s event, published, and CANCELLED once the booking is', () => {
+    const text = bookingCalendarFile({ bookingId: 'bkg_1', sequence: 2, publicUrl: 'https://example.test', startsAt: '2027-01-05T08:00:00.000Z', endsAt: '2027-01-05T08:45:00.000Z', summary: `Ünïcode; commas, and a long name ${'x'.repeat(80)}`, canceled: true, stamp: now });
     for (const line of text.split('\r\n')) expect(Buffer.byteLength(line, 'utf8')).toBeLessThanOrEqual(75);
-    expect(text).toContain('SUMMARY:Ünïcode\\; commas\\, and');
-    expect(text).toContain('STATUS:CANCELLED\r\n');
-    expect(text).toContain('SEQUENCE:2\r\n');
-    expect(text.endsWith('END:VCALENDAR\r\n')).toBe(true);
+    const event = new ICAL.Event(new ICAL.Component(ICAL.parse(text)).getFirstSubcomponent('vevent')!);
+    expect(event.uid).toBe('bkg_1@example.test');
+    expect(event.sequence).toBe(2);
+    expect(event.summary).toBe(`Ünïcode; commas, and a long name ${'x'.repeat(80)}`);
+    expect(event.component.getFirstPropertyValue('status')).toBe('CANCELLED');
   });
 });

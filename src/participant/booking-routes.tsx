@@ -14,6 +14,7 @@ import type { OpenedLink } from './consent-routes.js';
 import { chooseLocale, type MessageKey, translator, type Translator } from './i18n.js';
 import { documentOf, NoticePage } from './layout.js';
 import { formToken, formTokenIsValid, isCrossSitePost, participantContentSecurityPolicy, setPageHeaders } from './security.js';
+import { bookingCalendarFile } from '../families/scheduling/icalendar.js';
 
 type NoticeOptions = { from?: string; values?: Record<string, string | number | Date> };
 type Posted = Record<string, string[]>;
@@ -135,50 +136,6 @@ function mayBook(opened: OpenedLink): boolean {
   return ['NOT_STARTED', 'INVITED', 'NO_SHOW', 'SCHEDULED'].includes(facts.participantStatus);
 }
 
-/**
- * A booking's calendar file, written here until the scheduling family's own invitation builder
- * (icalendar.ts) is merged: swap this function for it. One VEVENT, times in UTC, the booking's
- * id as its UID and its sequence, CANCELLED once canceled; lines folded at 75 octets, CRLF.
- */
-export function bookingCalendarStandIn(input: { bookingId: string; sequence: number; start: string; end: string; summary: string; canceled: boolean; stamp: Date; host: string }): string {
-  const utc = (at: string | Date) => new Date(at).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
-  const text = (value: string) => value.replace(/\\/g, '\\\\').replace(/;/g, '\\;').replace(/,/g, '\\,').replace(/\r?\n/g, '\\n');
-  const fold = (line: string) => {
-    const bytes = Buffer.from(line, 'utf8');
-    if (bytes.length <= 75) return line;
-    const parts: string[] = [];
-    let current = '';
-    for (const character of line) {
-      const limit = parts.length === 0 ? 75 : 74;
-      if (Buffer.byteLength(current + character, 'utf8') > limit) {
-        parts.push(current);
-        current = '';
-      }
-      current += character;
-    }
-    parts.push(current);
-    return parts.join('\r\n ');
-  };
-  const lines = [
-    'BEGIN:VCALENDAR',
-    'VERSION:2.0',
-    'PRODID:-//recruit-ops//participant pages//EN',
-    'CALSCALE:GREGORIAN',
-    'METHOD:PUBLISH',
-    'BEGIN:VEVENT',
-    `UID:${input.bookingId}@${input.host}`,
-    `SEQUENCE:${input.sequence}`,
-    `DTSTAMP:${utc(input.stamp)}`,
-    `DTSTART:${utc(input.start)}`,
-    `DTEND:${utc(input.end)}`,
-    `SUMMARY:${text(input.summary)}`,
-    `STATUS:${input.canceled ? 'CANCELLED' : 'CONFIRMED'}`,
-    'TRANSP:OPAQUE',
-    'END:VEVENT',
-    'END:VCALENDAR',
-  ];
-  return `${lines.map(fold).join('\r\n')}\r\n`;
-}
 
 /**
  * The person's side of booking (issue 34, items 2 and 4): a SCHEDULING link's page (`/p/<token>`)
@@ -530,21 +487,21 @@ export function registerBookingPages(app: FastifyInstance, options: BookingPages
     if (!opened) return reply;
     const booking = await bookingOfParticipant(opened.db, opened.link.workspaceId, opened.link.participantId);
     if (!booking) return unknown(reply, opened.i18n);
-    const host = new URL(deps.config.publicUrl ?? `${request.protocol}://${request.host}`).hostname;
+    const publicUrl = deps.config.publicUrl ?? `${request.protocol}://${request.host}`;
     setPageHeaders(reply, { cacheable: false });
     reply.header('Content-Disposition', 'attachment; filename="session.ics"');
     return reply
       .type('text/calendar; charset=utf-8')
       .send(
-        bookingCalendarStandIn({
+        bookingCalendarFile({
           bookingId: booking.booking_id,
           sequence: booking.sequence,
-          start: booking.starts_at,
-          end: booking.ends_at,
+          publicUrl,
+          startsAt: booking.starts_at,
+          endsAt: booking.ends_at,
           summary: opened.i18n.t('calendar.summary', { study: studyNameOf(opened) }),
           canceled: booking.status === 'CANCELED',
           stamp: new Date(booking.updated_at),
-          host,
         }),
       );
   });

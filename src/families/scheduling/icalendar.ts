@@ -95,6 +95,25 @@ export function invitationIcs(invitation: Invitation): string {
   return calendar.toString();
 }
 
+/**
+ * A booking as a file the person downloads ("Add to calendar" on their page): METHOD:PUBLISH, with
+ * the invitation's UID and SEQUENCE, so a calendar that holds the emailed invitation updates that
+ * event instead of adding a second one. CANCELLED once the booking is.
+ */
+export function bookingCalendarFile(input: { bookingId: string; sequence: number; publicUrl: string; startsAt: Date | string; endsAt: Date | string; summary: string; canceled: boolean; stamp: Date }): string {
+  const calendar = new ICalCalendar({ prodId: PRODUCT_ID, method: ICalCalendarMethod.PUBLISH });
+  calendar.createEvent({
+    id: bookingUid(input.bookingId, input.publicUrl),
+    sequence: input.sequence,
+    stamp: input.stamp,
+    start: instant(input.startsAt),
+    end: instant(input.endsAt),
+    summary: input.summary,
+    status: input.canceled ? ICalEventStatus.CANCELLED : ICalEventStatus.CONFIRMED,
+  });
+  return calendar.toString();
+}
+
 export interface FeedSession {
   sessionId: string;
   startsAt: string;

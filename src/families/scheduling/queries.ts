@@ -205,3 +205,15 @@ export async function listBookings(db: Executor, workspaceId: string, studyId: s
   const { total } = await countQuery.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
   return { rows, total: Number(total) };
 }
+
+/** The person's live bookings, soonest first, with what their own page shows: the study's public name and the zone to show the time in. */
+export async function findLiveBookingsOfPerson(db: Executor, workspaceId: string, personId: string) {
+  return bookingsWithSessions(db, workspaceId)
+    .innerJoin('studies as st', (join) => join.onRef('st.workspace_id', '=', 'b.workspace_id').onRef('st.study_id', '=', 'b.study_id'))
+    .leftJoin('study_hosts as h', (join) => join.onRef('h.workspace_id', '=', 's.workspace_id').onRef('h.study_id', '=', 's.study_id').onRef('h.user_id', '=', 's.host_user_id'))
+    .where('b.person_id', '=', personId)
+    .where('b.status', '=', 'BOOKED')
+    .select([...bookingColumns, 'h.time_zone as host_time_zone', sql<string>`coalesce(st.plan->>'externalName', st.plan->>'name', '')`.as('study_name')])
+    .orderBy('s.starts_at')
+    .execute();
+}

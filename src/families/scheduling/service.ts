@@ -555,3 +555,9 @@ export async function bookingOfParticipant(db: Kysely<DB>, workspaceId: string, 
 export async function studyHasHosts(db: Kysely<DB>, workspaceId: string, studyId: string): Promise<boolean> {
   return ((await queries.findSchedulePlan(db, workspaceId, studyId))?.hosts.length ?? 0) > 0;
 }
+
+/** For the person's own page: their live bookings, soonest first, each with the zone its times are shown in (theirs, else the host's). */
+export async function liveBookingsOfPerson(db: Kysely<DB>, workspaceId: string, personId: string) {
+  const rows = await queries.findLiveBookingsOfPerson(db, workspaceId, personId);
+  return rows.map((row) => ({ ...row, shown_time_zone: row.person_time_zone ?? row.host_time_zone ?? 'UTC' }));
+}

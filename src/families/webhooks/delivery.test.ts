@@ -12,6 +12,7 @@ import { createForm, submitted } from '../signups/test-support.js';
 import { subscribableEventTypes } from './events.js';
 import { recordEvents } from './outbox.js';
 import { attemptsMax, retryDelaysSeconds } from './schedule.js';
+import { stopStudyMessages } from '../participants/service.js';
 
 /**
  * Delivery end to end, to a real HTTP receiver on loopback: the service's clock starts in a
@@ -124,6 +125,9 @@ describe('webhook delivery', () => {
     const bookingUrl = `/studies/${interviewStudy}/bookings/${booked.json<{ bookingId: string }>().bookingId}`;
     expect((await call(service, 'POST', `${bookingUrl}/move`, { token: tenant.token, body: { startTime: open[1]!.startTime } })).statusCode).toBe(200);
     expect((await call(service, 'POST', `${bookingUrl}/cancel`, { token: tenant.token, body: {} })).statusCode).toBe(200);
+    // person.updated (a team edit), participant.messages_stopped (the person stops one study's messages on their page)
+    expect((await call(service, 'PATCH', `/people/${payee.personId}`, { token: tenant.token, body: { firstName: 'Renamed' } })).statusCode).toBe(200);
+    expect(await stopStudyMessages(service.deps.db, tenant.workspaceId, interviewee.personId, interviewee.participantId, new Date().toISOString())).toBe('STOPPED');
     // signup.submitted, and consent.submitted (the form carried a consent)
     const form = await createForm(service, tenant, { consentFormId: 'panel-terms' });
     await submitted(service, form.signupFormId, { email: 'signup@example.test', consentFormId: 'panel-terms' });

@@ -129,6 +129,8 @@ export const ar: Catalogue = {
   'hub.studies.stopped': 'لن تصلك رسائل أخرى بشأن {study}.',
   'hub.sessions.title': 'جلساتك',
   'hub.sessions.none': 'ليست لديك جلسة محجوزة.',
+  'hub.sessions.calendar': 'أضف جلسة {study} إلى تقويمك',
+  'hub.sessions.manage': 'غيّر جلسة {study} أو ألغِها',
   'hub.consents.title': 'موافقاتك',
   'hub.consents.none': 'لم تقدّم أي موافقة.',
   'hub.consents.item': '{kind, select, study {الموافقة على {study}} other {موافقة في نموذج تسجيل}}، قُدّمت في {date, date, long}',

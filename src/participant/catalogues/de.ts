@@ -129,6 +129,8 @@ export const de: Catalogue = {
   'hub.studies.stopped': 'Sie erhalten keine Nachrichten mehr zu {study}.',
   'hub.sessions.title': 'Ihre Termine',
   'hub.sessions.none': 'Sie haben keinen Termin gebucht.',
+  'hub.sessions.calendar': 'Den Termin für {study} zum Kalender hinzufügen',
+  'hub.sessions.manage': 'Den Termin für {study} ändern oder absagen',
   'hub.consents.title': 'Ihre Einwilligungen',
   'hub.consents.none': 'Sie haben keine Einwilligung gegeben.',
   'hub.consents.item': '{kind, select, study {Einwilligung zu {study}} other {Einwilligung in einem Anmeldeformular}}, gegeben am {date, date, long}',

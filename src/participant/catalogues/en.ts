@@ -132,6 +132,8 @@ export const en = {
   'hub.studies.stopped': 'You get no more messages about {study}.',
   'hub.sessions.title': 'Your sessions',
   'hub.sessions.none': 'You have no session booked.',
+  'hub.sessions.calendar': 'Add the {study} session to your calendar',
+  'hub.sessions.manage': 'Change or cancel the {study} session',
   'hub.consents.title': 'Your consents',
   'hub.consents.none': 'You have not given any consent.',
   'hub.consents.item': '{kind, select, study {Consent to {study}} other {Consent on a sign-up form}}, given on {date, date, long}',

@@ -129,6 +129,8 @@ export const es: Catalogue = {
   'hub.studies.stopped': 'Ya no recibe mensajes sobre {study}.',
   'hub.sessions.title': 'Sus sesiones',
   'hub.sessions.none': 'No tiene ninguna sesión reservada.',
+  'hub.sessions.calendar': 'Añadir la sesión de {study} a su calendario',
+  'hub.sessions.manage': 'Cambiar o cancelar la sesión de {study}',
   'hub.consents.title': 'Sus consentimientos',
   'hub.consents.none': 'No ha dado ningún consentimiento.',
   'hub.consents.item': '{kind, select, study {Consentimiento para {study}} other {Consentimiento en un formulario de registro}}, dado el {date, date, long}',

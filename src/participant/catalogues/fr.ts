@@ -129,6 +129,8 @@ export const fr: Catalogue = {
   'hub.studies.stopped': 'Vous ne recevez plus de messages sur {study}.',
   'hub.sessions.title': 'Vos séances',
   'hub.sessions.none': 'Vous n’avez aucune séance réservée.',
+  'hub.sessions.calendar': 'Ajouter la séance {study} à votre agenda',
+  'hub.sessions.manage': 'Changer ou annuler la séance {study}',
   'hub.consents.title': 'Vos consentements',
   'hub.consents.none': 'Vous n’avez donné aucun consentement.',
   'hub.consents.item': '{kind, select, study {Consentement à {study}} other {Consentement sur un formulaire d’inscription}}, donné le {date, date, long}',

@@ -232,12 +232,55 @@ describe('the hub', () => {
     expect(page.body).toContain('Checkout interviews');
     expect(page.body).toContain('Delivery diaries');
     expect(page.body).toContain('Session booked');
-    expect(page.body).toContain('<time datetime="2031-03-04T10:00:00.000Z">March 4, 2031 at 10:00 AM UTC</time>');
+    expect(page.body).toContain('<time datetime="2031-03-04T10:00:00.000Z">Tuesday, March 4, 2031 at 10:00 AM UTC</time>');
     expect(page.body).toContain(`href="/me/consents/${w.consentId}/copy.pdf"`);
     expect(page.body).toContain('Withdraw my consent to Checkout interviews');
     expect(page.body).toContain(`<label for="property-${w.shop.propertyId}">Favourite shop</label>`);
     expect(page.body).not.toContain('Panel score');
     expect(page.body).toContain('Stop messages about Delivery diaries');
+  });
+
+  it("lists the person's booking in their zone, with its calendar file and a button to its own page (move, cancel); another's booking is 404", async () => {
+    /** A booking of the world's person in a study of its own, hosted every hour of every day, made through the API. */
+    const bookFor = async (w: Awaited<ReturnType<typeof world>>) => {
+      const studyId = await createStudy(service, w.tenant, { studyType: 'INTERVIEWS', launch: true, studyPlan: { externalName: 'Kitchen interviews' } });
+      const allDay = [{ start: '00:00', end: '24:00' }];
+      const weeklyHours = Object.fromEntries(['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'].map((day) => [day, allDay]));
+      expect((await call(service, 'PUT', `/studies/${studyId}/schedule`, { token: w.tenant.token, body: { hosts: [{ userId: w.tenant.userId, timeZone: 'Europe/Berlin', weeklyHours, overrides: [] }] } })).statusCode).toBe(200);
+      const [participant] = await addParticipants(service, w.tenant, studyId, [w.person.personId]);
+      // Two days ahead: the person may still change it (the default window closes 24 hours before).
+      const open = (await call(service, 'GET', `/studies/${studyId}/slots`, { token: w.tenant.token })).json<{ slots: { startTime: string }[] }>().slots;
+      const startTime = open.find((slot) => Date.parse(slot.startTime) > Date.now() + 2 * 86_400_000)!.startTime;
+      const booked = await call(service, 'POST', `/studies/${studyId}/bookings`, { token: w.tenant.token, body: { participantId: participant!.participantId, startTime, personTimeZone: 'Asia/Kathmandu' } });
+      expect(booked.statusCode, booked.body).toBe(201);
+      return { bookingId: booked.json<{ bookingId: string }>().bookingId, startTime };
+    };
+    const w = await world();
+    const { bookingId, startTime } = await bookFor(w);
+    const { cookie } = await signIn(w.tenant.workspaceId, w.email, w.tenant);
+    const page = await get('/me', { cookie });
+    expect(page.body).toContain(`<time datetime="${startTime}">`);
+    expect(page.body).toMatch(/GMT\+5:45<\/time>/);
+    expect(page.body).toContain('Change or cancel the Kitchen interviews session');
+    const calendar = await get(`/me/sessions/${bookingId}/calendar.ics`, { cookie });
+    expect(calendar.statusCode).toBe(200);
+    expect(calendar.headers['content-type']).toBe('text/calendar; charset=utf-8');
+    expect(calendar.body).toContain(`UID:${bookingId}@recruit.example.test`);
+    const manageToken = tokenOf(page.body, `/me/sessions/${bookingId}/manage`)!;
+    const manage = await post(`/me/sessions/${bookingId}/manage`, [['formToken', manageToken]], { cookie });
+    expect(manage.statusCode, manage.body).toBe(303);
+    const sessionPage = await get(String(manage.headers.location));
+    expect(sessionPage.statusCode).toBe(200);
+    expect(sessionPage.body).toContain('Change the time');
+    expect(sessionPage.body).toContain('Cancel the session');
+    // The walls: no form token, another person's booking (for reading and for its page), an id that is no booking.
+    expect((await post(`/me/sessions/${bookingId}/manage`, [], { cookie })).statusCode).toBe(403);
+    const other = await world();
+    const foreign = await bookFor(other);
+    expect((await post(`/me/sessions/${foreign.bookingId}/manage`, [['formToken', manageToken]], { cookie })).statusCode).toBe(404);
+    expect((await get(`/me/sessions/${foreign.bookingId}/calendar.ics`, { cookie })).statusCode).toBe(404);
+    expect((await get('/me/sessions/not-a-booking/calendar.ics', { cookie })).statusCode).toBe(404);
+    expect((await get(`/me/sessions/${bookingId}/calendar.ics`)).statusCode).toBe(401);
   });
 
   it('downloads the signed copy of the person\'s own consent, and 404s another\'s', async () => {

@@ -77,18 +77,20 @@ function ButtonForm(props: { action: string; formToken: string; label: string; k
   );
 }
 
-/** A session with the person, as the hub lists it; `links` (move, cancel) come with bookings. */
+/**
+ * A session with the person, as the hub lists it: a booking (with its calendar file and a button
+ * that opens its page, where the person moves or cancels it) or a time the team recorded.
+ */
 export interface SessionView {
   studyName: string;
   startsAt: string;
-  links?: { href: string; label: string }[];
+  /** The zone the time is shown in: the person's from their booking, else the host's. */
+  timeZone: string;
+  booking?: { calendarHref: string; manageAction: string; manageLabel: string };
 }
 
-/**
- * The person's sessions. Today these are the participants' interview start times (status
- * SCHEDULED); bookings will add theirs, each with its own links to move or cancel it.
- */
-export function SessionsSection(props: { i18n: Translator; sessions: SessionView[]; timeZone?: string }) {
+/** The person's sessions, soonest first. */
+export function SessionsSection(props: { i18n: Translator; sessions: SessionView[]; manageToken: string }) {
   const { i18n } = props;
   return (
     <section class="hub-section" aria-labelledby="sessions-title">
@@ -100,15 +102,16 @@ export function SessionsSection(props: { i18n: Translator; sessions: SessionView
           {props.sessions.map((session) => (
             <li>
               <span class="hub-item-title">{session.studyName}</span>
-              <time dateTime={session.startsAt}>{i18n.dateTime(session.startsAt, props.timeZone ?? 'UTC')}</time>
-              {(session.links ?? []).length > 0 ? (
-                <ul>
-                  {session.links!.map((link) => (
-                    <li>
-                      <a href={link.href}>{link.label}</a>
-                    </li>
-                  ))}
-                </ul>
+              <time dateTime={session.startsAt}>{i18n.dateTime(session.startsAt, session.timeZone)}</time>
+              {session.booking ? (
+                <>
+                  <p>
+                    <a href={session.booking.calendarHref} download>
+                      {i18n.t('hub.sessions.calendar', { study: session.studyName })}
+                    </a>
+                  </p>
+                  <ButtonForm action={session.booking.manageAction} formToken={props.manageToken} label={session.booking.manageLabel} />
+                </>
               ) : null}
             </li>
           ))}
@@ -157,7 +160,7 @@ export interface HubPageProps {
   profile: ProfileField[];
   optedOut: boolean;
   /** The form token of each form, by its name (see routes.tsx). */
-  tokens: { signOut: string; details: string; stop: string; stopAll: string; withdraw: string; erase: string };
+  tokens: { signOut: string; details: string; stop: string; stopAll: string; withdraw: string; erase: string; manage: string };
 }
 
 export const fieldId = (propertyId: string) => `property-${propertyId}`;
@@ -271,7 +274,7 @@ export function HubPage(props: HubPageProps) {
         )}
       </section>
 
-      <SessionsSection i18n={i18n} sessions={props.sessions} />
+      <SessionsSection i18n={i18n} sessions={props.sessions} manageToken={tokens.manage} />
 
       <section class="hub-section" aria-labelledby="consents-title">
         <h2 id="consents-title">{i18n.t('hub.consents.title')}</h2>

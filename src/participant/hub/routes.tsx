@@ -17,6 +17,9 @@ import { chooseLocale, type MessageKey, translator, type Translator } from '../i
 import { NoticePage } from '../layout.js';
 import { formToken, formTokenIsValid, isCrossSitePost, setPageHeaders } from '../security.js';
 import { ContinuePage, EraseConfirmPage, HubPage, type HubDone, type ProfileField, type SessionView, SignInPage, type StudyState, type StudyView } from './pages.js';
+import { bookingCalendarFile } from '../../families/scheduling/icalendar.js';
+import { liveBookingsOfPerson } from '../../families/scheduling/service.js';
+import { issueLink } from '../../families/participant-links/service.js';
 
 /** The session cookie: HttpOnly, SameSite=Lax, Path=/me, Secure when PUBLIC_URL is https. */
 export const sessionCookieName = 'me_session';
@@ -235,7 +238,7 @@ export function registerHubPages(app: FastifyInstance, options: HubPagesOptions)
 
   const formsOf = (session: access.PersonSession) => {
     const subject = `person-session\u0000${session.sessionId}`;
-    const names = ['signOut', 'details', 'stop', 'stopAll', 'withdraw', 'erase'] as const;
+    const names = ['signOut', 'details', 'stop', 'stopAll', 'withdraw', 'erase', 'manage'] as const;
     return Object.fromEntries(names.map((name) => [name, formToken(formKey, subject, name)])) as Record<(typeof names)[number], string>;
   };
 
@@ -261,18 +264,32 @@ export function registerHubPages(app: FastifyInstance, options: HubPagesOptions)
   const hubPage = async (reply: FastifyReply, signed: Signed, status: number, extra: { done?: HubDone; profile?: ProfileField[] } = {}) => {
     const { db, session, i18n } = signed;
     const { workspaceId, personId } = session;
-    const [person, participations, consents, editable] = await Promise.all([
+    const [person, participations, consents, editable, bookings] = await Promise.all([
       getPerson(personContext(signed), personId),
       participationsOfPerson(db, workspaceId, personId),
       consentsOfPerson(db, workspaceId, personId),
       editableByPerson(db, workspaceId),
+      liveBookingsOfPerson(db, workspaceId, personId),
     ]);
     const studyName = (studyId: string | null) => participations.find((row) => row.study_id === studyId)?.study_name ?? null;
     const studies: StudyView[] = participations.map((row) => ({ participantId: row.participant_id, studyName: row.study_name ?? '', state: stateOf(row), messagesStopped: row.messages_stopped_at !== null }));
-    const sessions: SessionView[] = participations
-      .filter((row) => row.status === 'SCHEDULED' && row.interview_start_time !== null)
-      .map((row) => ({ studyName: row.study_name ?? '', startsAt: row.interview_start_time! }))
-      .sort((a, b) => a.startsAt.localeCompare(b.startsAt));
+    // Bookings, each with its calendar file and its page (move, cancel); and times the team recorded without a booking.
+    const booked = new Set(bookings.map((booking) => booking.participant_id));
+    const sessions: SessionView[] = [
+      ...bookings.map((booking) => ({
+        studyName: booking.study_name,
+        startsAt: new Date(booking.starts_at).toISOString(),
+        timeZone: booking.shown_time_zone,
+        booking: {
+          calendarHref: `/me/sessions/${booking.booking_id}/calendar.ics`,
+          manageAction: `/me/sessions/${booking.booking_id}/manage`,
+          manageLabel: i18n.t('hub.sessions.manage', { study: booking.study_name }),
+        },
+      })),
+      ...participations
+        .filter((row) => row.status === 'SCHEDULED' && row.interview_start_time !== null && !booked.has(row.participant_id))
+        .map((row) => ({ studyName: row.study_name ?? '', startsAt: new Date(row.interview_start_time!).toISOString(), timeZone: 'UTC' })),
+    ].sort((a, b) => a.startsAt.localeCompare(b.startsAt));
     const profile = extra.profile ?? editable.map((property) => ({ property, shown: shownOf(property, person.properties[property.propertyId] as PropertyValue | undefined) }));
     return sendPage(
       reply,
@@ -316,6 +333,49 @@ export function registerHubPages(app: FastifyInstance, options: HubPagesOptions)
     await access.endSession(deps.db, cookieOf(request, sessionCookieName), now());
     setSessionCookie(reply, '', 0);
     return notice(reply, 200, signed.i18n, 'hub.session.ended.title', 'hub.signedOut.body', { from: signed.from, link: { href: `/me/${signed.session.workspaceId}`, text: signed.i18n.t('hub.link.again') } });
+  });
+
+  /** One of the person's own live bookings, or undefined (another person's, another workspace's, canceled, or no such id). */
+  const ownBooking = async (signed: Signed, bookingId: string) =>
+    ID.test(bookingId) ? (await liveBookingsOfPerson(signed.db, signed.session.workspaceId, signed.session.personId)).find((booking) => booking.booking_id === bookingId) : undefined;
+
+  app.get<{ Params: { bookingId: string } }>('/me/sessions/:bookingId/calendar.ics', async (request, reply) => {
+    const signed = await signedIn(request, reply);
+    if (!signed) return reply;
+    const booking = await ownBooking(signed, request.params.bookingId);
+    if (!booking) return notFoundPage(reply, signed);
+    setPageHeaders(reply, { cacheable: false });
+    reply.header('Content-Disposition', 'attachment; filename="session.ics"');
+    return reply.type('text/calendar; charset=utf-8').send(
+      bookingCalendarFile({
+        bookingId: booking.booking_id,
+        sequence: booking.sequence,
+        publicUrl: deps.config.publicUrl ?? `${request.protocol}://${request.host}`,
+        startsAt: booking.starts_at,
+        endsAt: booking.ends_at,
+        summary: signed.i18n.t('calendar.summary', { study: booking.study_name }),
+        canceled: false,
+        stamp: new Date(booking.updated_at),
+      }),
+    );
+  });
+
+  // The session's own page (move, cancel) is its SCHEDULING link's: a fresh one, made for this visit, opens it.
+  app.post<{ Params: { bookingId: string }; Body: Posted }>('/me/sessions/:bookingId/manage', { config: { acceptsForm: true } }, async (request, reply) => {
+    const signed = await signedPost(request, reply, 'manage');
+    if (!signed) return reply;
+    const booking = await ownBooking(signed, request.params.bookingId);
+    if (!booking) return notFoundPage(reply, signed);
+    const link = await issueLink(signed.db, {
+      workspaceId: signed.session.workspaceId,
+      participantId: booking.participant_id,
+      studyId: booking.study_id,
+      personId: booking.person_id,
+      purpose: 'SCHEDULING',
+      publicUrl: deps.config.publicUrl ?? `${request.protocol}://${request.host}`,
+      at: now(),
+    });
+    return seeOther(reply, new URL(link.url).pathname);
   });
 
   app.get<{ Params: { consentId: string } }>('/me/consents/:consentId/copy.pdf', async (request, reply) => {
