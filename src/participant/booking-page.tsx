@@ -27,7 +27,7 @@ export interface BookingPageProps {
   title: string;
   /** The session's length, for the introduction. */
   minutes: number;
-  /** The zone the times are shown in: its IANA name (the select's value) and its label ("Asia/Kathmandu (GMT+5:45)"). */
+  /** The zone the times are shown in: its IANA name (the select's value) and its label ("Asia/Kathmandu, GMT+5:45"). */
   zone: { value: string; label: string };
   zones: ZoneGroup[];
   /** The page's own path (the zone form's GET action) and the first day shown (kept when the zone changes). */

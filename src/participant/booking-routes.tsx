@@ -98,10 +98,10 @@ function zoneGroups(shown: string): ZoneGroup[] {
 /** The city of a zone, as its name spells it ("Europe/Berlin" → "Berlin"). */
 const cityOf = (zone: string) => (zone.split('/').pop() ?? zone).replace(/_/g, ' ');
 
-/** The zone's name and its offset at `at`, as the page states it: "Asia/Kathmandu (GMT+5:45)". */
+/** The zone's name and its offset at `at`, as the page states it: "Asia/Kathmandu, GMT+5:45". */
 function zoneLabel(locale: string, zone: string, at: Date): string {
   const offset = new Intl.DateTimeFormat(locale, { timeZone: zone, timeZoneName: 'shortOffset' }).formatToParts(at).find((part) => part.type === 'timeZoneName')?.value;
-  return offset ? `${zone} (${offset})` : zone;
+  return offset ? `${zone}, ${offset}` : zone;
 }
 
 interface Formats {

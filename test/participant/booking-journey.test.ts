@@ -124,7 +124,7 @@ describeConsole('participant: booking a session', () => {
     // The zone chosen in the select, without script.
     await page.getByLabel('Time zone').selectOption('Asia/Kathmandu');
     await page.getByRole('button', { name: 'Show times in this zone' }).click();
-    await page.getByText('Times are shown in the time zone Asia/Kathmandu (GMT+5:45).').waitFor();
+    await page.getByText('Times are shown in the time zone Asia/Kathmandu, GMT+5:45.').waitFor();
     await page.getByRole('radio', { name: /2:45\sPM.*10:00\sAM for the host, Berlin/ }).first().check();
     await page.getByRole('button', { name: 'Book this time' }).click();
 
