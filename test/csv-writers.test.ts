@@ -41,6 +41,11 @@ const known: Record<string, string> = {
   // The screener responses' export: every cell written by csvText/csvNumber (screener-responses/csv.ts), which neutralise formulas.
   'src/families/screener-responses/routes.ts: a text/csv answer': 'cells through screener-responses/csv.ts',
   'src/families/screener-responses/routes.ts: a CSV download': 'cells through screener-responses/csv.ts',
+  // Downloads that are not CSV: a session's calendar file (text/calendar) on its page and on the person's own page,
+  // and the person's data (JSON) and signed consent (PDF) on their own page.
+  'src/participant/booking-page.tsx: a CSV download': 'not CSV: the session\'s .ics calendar file',
+  'src/participant/booking-routes.tsx: a CSV download': 'not CSV: the session\'s .ics calendar file',
+  'src/participant/hub/routes.tsx: a CSV download': 'not CSV: a session\'s .ics, the person\'s data as JSON, a signed consent\'s PDF',
 };
 
 describe('CSV writers', () => {

@@ -7,6 +7,7 @@ import { type SmtpReceiver, smtpConfig, startSmtpReceiver } from '../../../test/
 import { createTemplate, runMail } from '../messages/test-support.js';
 import { createForm, submit } from '../signups/test-support.js';
 import { submitScreener } from '../screener-responses/service.js';
+import * as scheduling from '../scheduling/service.js';
 
 /**
  * Issue 32, item 1: personal data reaches no one without the right, through any field. Every read
@@ -90,6 +91,14 @@ describe('a token without the personal-data right', () => {
     // A quota group whose filter compares the person's secret: GET /studies/{studyId}/quota-groups masks it.
     const quotas = await call(service, 'PUT', `/studies/${studyId}/quota-groups`, { token: tenant.token, body: { quotaGroups: [{ name: 'Secret keepers', cap: 3, filter: { filters: [{ property: { propertyId: Secret }, comparison: 'EQUALS', value: values.secret }] } }] } });
     expect(quotas.statusCode, quotas.body).toBe(200);
+    // A session the person booked, then canceled on their page giving a reason in their own words (the secret): GET …/bookings masks it.
+    const allDay = [{ start: '00:00', end: '24:00' }];
+    const weeklyHours = Object.fromEntries(['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'].map((day) => [day, allDay]));
+    expect((await call(service, 'PUT', `/studies/${studyId}/schedule`, { token: tenant.token, body: { hosts: [{ userId: tenant.userId, timeZone: 'UTC', weeklyHours, overrides: [] }] } })).statusCode).toBe(200);
+    const slots = (await call(service, 'GET', `/studies/${studyId}/slots`, { token: tenant.token })).json<{ slots: { startTime: string }[] }>().slots;
+    const open = slots.find((slot) => Date.parse(slot.startTime) > Date.now() + 2 * 86_400_000)!;
+    const booking = await scheduling.book(service.deps.tenantDb(tenant.workspaceId), service.deps.clock, { workspaceId: tenant.workspaceId, studyId, participantId: participantId!, startTime: open.startTime, personTimeZone: 'Europe/Berlin', actor: { by: 'PERSON' } });
+    await scheduling.cancel(service.deps.tenantDb(tenant.workspaceId), service.deps.clock, { workspaceId: tenant.workspaceId, studyId, bookingId: booking.booking_id, reason: `Because ${values.secret}`, actor: { by: 'PERSON' } });
 
     const ids: Record<string, string | undefined> = {
       studyId,
@@ -104,6 +113,7 @@ describe('a token without the personal-data right', () => {
       submissionId: submission.json<{ submissionId: string }>().submissionId,
       consentSubmissionId: consent.json<{ consentSubmissionId: string }>().consentSubmissionId,
       segmentId: segment.json<{ segmentId?: string }>().segmentId,
+      bookingId: booking.booking_id,
     };
     // Parameters no personal data hangs off (or that are not reads of the workspace's data).
     // Consent forms are the workspace's texts, not a person's; branding configs its pages' look.
