@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { DateTime } from 'luxon';
 import type { Clock } from '../../clock.js';
 import type { CallContext as SharedCallContext } from '../../context.js';
@@ -300,8 +300,14 @@ async function takeSlot(db: Kysely<DB>, workspaceId: string, studyId: string, sc
   const notice = now.getTime() + schedule.minimumNoticeMinutes * 60_000;
   const horizon = now.getTime() + schedule.horizonDays * 86_400_000;
   if (start.getTime() < notice || start.getTime() >= horizon) return undefined;
+  // A conditional update that finds the session full has still locked its row (PostgreSQL locks the newest version
+  // before it re-checks the condition), and would hold it while this transaction waits for the host's lock below,
+  // behind a transaction that holds the host and waits for the row: each try is a savepoint, rolled back when it
+  // takes nothing, which releases the row.
   for (const host of hosts) {
+    await sql`savepoint take_place`.execute(db);
     const taken = await queries.takePlace(db, workspaceId, studyId, host.userId, startsAt, at, false);
+    await (taken ? sql`release savepoint take_place` : sql`rollback to savepoint take_place`).execute(db);
     if (taken) return taken;
   }
   const hostIds = hosts.map((host) => host.userId);
