@@ -98,14 +98,14 @@ export async function seedHttpBench(store: BenchStore, totalStudies: number): Pr
       qualifyByDefault: false,
       showSchedulerToQualified: true,
       questions: [
-        { name: 'How often do you buy something online?', type: 'SINGLE_SELECT', category: 'simple', isRequired: true },
-        { name: 'Which devices do you shop on?', type: 'MULTI_SELECT', category: 'simple', isRequired: true, description: 'Choose every one that applies.' },
+        { name: 'How often do you buy something online?', type: 'SINGLE_SELECT', category: 'simple', isRequired: true, choices: [{ id: 'weekly', label: 'Every week' }, { id: 'monthly', label: 'Every month' }, { id: 'rarely', label: 'Rarely' }] },
+        { name: 'Which devices do you shop on?', type: 'MULTI_SELECT', category: 'simple', isRequired: true, description: 'Choose every one that applies.', choices: [{ id: 'phone', label: 'Phone' }, { id: 'tablet', label: 'Tablet' }, { id: 'computer', label: 'Computer' }] },
         { name: 'When did you last abandon a purchase at checkout?', type: 'DATE', category: 'simple', isRequired: false },
-        { name: 'Tell us about the last time a payment failed.', type: 'LONG_FORM', category: 'simple', isRequired: false, mappedToPropertyId: 'prop_payment_story' },
+        { name: 'Tell us about the last time a payment failed.', type: 'LONG_FORM', category: 'simple', isRequired: false },
         { name: 'How many cards do you keep saved with shops?', type: 'NUMBER', category: 'simple', isRequired: false },
         { name: 'Your email address', type: 'EMAIL', category: 'contact', isRequired: true },
         { name: 'Your phone number, for scheduling', type: 'PHONE_NUMBER', category: 'contact', isRequired: false },
-        { name: 'I agree to be recorded', type: 'SINGLE_SELECT', category: 'consent', isRequired: true, questionTemplateId: 'qtp_recording_consent' },
+        { name: 'I agree to be recorded', type: 'SINGLE_SELECT', category: 'consent', isRequired: true, questionTemplateId: 'qtp_recording_consent', choices: [{ id: 'yes', label: 'Yes' }, { id: 'no', label: 'No' }] },
       ],
     });
 

@@ -186,7 +186,9 @@ function startService(store: BenchStore, capture: boolean): Promise<RunningChild
   const profile = process.env.BENCH_CPU_PROFILE;
   if (!capture) {
     return startBundledServer({
-      env: { ...storeEnv(store), REDIS_URL: '', LOG_LEVEL: 'silent', JOBS: 'off' },
+      // The bench's one workspace measures a search's own speed: the per-workspace search budget (the fairness bench's
+      // subject) would queue its concurrent searches behind each other, so it is lifted here.
+      env: { ...storeEnv(store), REDIS_URL: '', LOG_LEVEL: 'silent', JOBS: 'off', SEARCH_BUDGET_MS_PER_SECOND: '0' },
       nodeFlags: [...serverNodeFlags(), ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [])],
     });
   }

@@ -77,10 +77,16 @@ const renamedZones: Record<string, string> = {
 const knownZones: readonly string[] = [...new Set(Intl.supportedValuesOf('timeZone').map((zone) => renamedZones[zone] ?? zone))].filter(isTimeZone).sort();
 
 /** The <select>'s zones grouped by region, with UTC and the zone shown (an alias the list spells otherwise) added. */
+let knownZoneGroups: ZoneGroup[] | undefined;
 function zoneGroups(shown: string): ZoneGroup[] {
+  // The usual case, a zone of the list: the same groups every time, made once.
+  if (knownZones.includes(shown) || shown === 'UTC') return (knownZoneGroups ??= groupZones(knownZones));
+  return groupZones([...knownZones, shown].sort());
+}
+
+function groupZones(zones: readonly string[]): ZoneGroup[] {
   const groups = new Map<string, ZoneGroup>();
   const loose: ZoneGroup = { region: '', zones: [{ value: 'UTC', label: 'UTC' }] };
-  const zones = knownZones.includes(shown) || shown === 'UTC' ? knownZones : [...knownZones, shown].sort();
   for (const zone of zones) {
     const slash = zone.indexOf('/');
     if (slash < 0) {
@@ -98,9 +104,25 @@ function zoneGroups(shown: string): ZoneGroup[] {
 /** The city of a zone, as its name spells it ("Europe/Berlin" → "Berlin"). */
 const cityOf = (zone: string) => (zone.split('/').pop() ?? zone).replace(/_/g, ' ');
 
+/**
+ * An Intl.DateTimeFormat, made once per locale, zone and options and kept: making one costs a
+ * fraction of a millisecond, and a week of open times shows each time in two zones. Bounded by the
+ * shipped locales × the zones in use × the few option sets below.
+ */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+function formatterOf(locale: string, options: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
+  const key = `${locale}\u0000${JSON.stringify(options)}`;
+  let formatter = formatters.get(key);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat(locale, options);
+    formatters.set(key, formatter);
+  }
+  return formatter;
+}
+
 /** The zone's name and its offset at `at`, as the page states it: "Asia/Kathmandu, GMT+5:45". */
 function zoneLabel(locale: string, zone: string, at: Date): string {
-  const offset = new Intl.DateTimeFormat(locale, { timeZone: zone, timeZoneName: 'shortOffset' }).formatToParts(at).find((part) => part.type === 'timeZoneName')?.value;
+  const offset = formatterOf(locale, { timeZone: zone, timeZoneName: 'shortOffset' }).formatToParts(at).find((part) => part.type === 'timeZoneName')?.value;
   return offset ? `${zone}, ${offset}` : zone;
 }
 
@@ -113,9 +135,9 @@ interface Formats {
 }
 
 function formatsOf(i18n: Translator, zone: string, zoneText: string): Formats {
-  const day = new Intl.DateTimeFormat(i18n.locale, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', timeZone: zone });
-  const shortDay = new Intl.DateTimeFormat(i18n.locale, { weekday: 'long', day: 'numeric', month: 'long', timeZone: zone });
-  const timeIn = (timeZone: string) => new Intl.DateTimeFormat(i18n.locale, { timeStyle: 'short', timeZone });
+  const day = formatterOf(i18n.locale, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', timeZone: zone });
+  const shortDay = formatterOf(i18n.locale, { weekday: 'long', day: 'numeric', month: 'long', timeZone: zone });
+  const timeIn = (timeZone: string) => formatterOf(i18n.locale, { timeStyle: 'short', timeZone });
   const time = timeIn(zone);
   return {
     day: (at) => day.format(at),

@@ -310,28 +310,44 @@ async function takeSlot(db: Kysely<DB>, workspaceId: string, studyId: string, sc
     await (taken ? sql`release savepoint take_place` : sql`rollback to savepoint take_place`).execute(db);
     if (taken) return taken;
   }
-  const hostIds = hosts.map((host) => host.userId);
-  await queries.lockHosts(db, workspaceId, hostIds);
   const dayMargin = 36 * 3_600_000;
-  const sessions = sessionsOf(await queries.findHostSessions(db, workspaceId, hostIds, new Date(start.getTime() - dayMargin), new Date(start.getTime() + dayMargin)));
-  const query: SlotQuery = { studyId, hosts: hostHoursOf({ ...schedule, hosts }), rules: rulesOf(schedule), sessions, now };
-  const slot = openSlotAt(query, start, hostUserId);
-  if (!slot) return undefined;
-  if (!slot.sessionExists) {
-    await queries.ensureSession(db, {
-      workspace_id: workspaceId,
-      session_id: newId(idPrefixes.session, Date.parse(at)),
-      study_id: studyId,
-      host_user_id: slot.hostUserId,
-      starts_at: startsAt,
-      ends_at: slot.end.toISOString(),
-      buffer_before_minutes: schedule.bufferBeforeMinutes,
-      buffer_after_minutes: schedule.bufferAfterMinutes,
-      capacity: schedule.capacity,
-      at,
-    });
+  const around = [new Date(start.getTime() - dayMargin), new Date(start.getTime() + dayMargin)] as const;
+  const slotQuery = (of: StudySchedule['hosts'], sessions: HostSession[]): SlotQuery => ({ studyId, hosts: hostHoursOf({ ...schedule, hosts: of }), rules: rulesOf(schedule), sessions, now });
+  // Without a host named, the hosts free then (read without a lock) are tried in the study's order.
+  let candidates = hosts;
+  if (hosts.length > 1) {
+    const sessions = sessionsOf(await queries.findHostSessions(db, workspaceId, hosts.map((host) => host.userId), ...around));
+    candidates = hosts.filter((host) => openSlotAt(slotQuery(hosts, sessions), start, host.userId) !== undefined);
   }
-  return queries.takePlace(db, workspaceId, studyId, slot.hostUserId, startsAt, at, true);
+  // Each under its own lock, checked again against the host's booked sessions in every study; a host no longer free is
+  // let go at once (the savepoint's rollback releases its lock), so a booking never holds two hosts and never waits in a cycle.
+  for (const host of candidates) {
+    await sql`savepoint host_slot`.execute(db);
+    await queries.lockHosts(db, workspaceId, [host.userId]);
+    const sessions = sessionsOf(await queries.findHostSessions(db, workspaceId, [host.userId], ...around));
+    const slot = openSlotAt(slotQuery([host], sessions), start, host.userId);
+    if (!slot) {
+      await sql`rollback to savepoint host_slot`.execute(db);
+      continue;
+    }
+    await sql`release savepoint host_slot`.execute(db);
+    if (!slot.sessionExists) {
+      await queries.ensureSession(db, {
+        workspace_id: workspaceId,
+        session_id: newId(idPrefixes.session, Date.parse(at)),
+        study_id: studyId,
+        host_user_id: host.userId,
+        starts_at: startsAt,
+        ends_at: slot.end.toISOString(),
+        buffer_before_minutes: schedule.bufferBeforeMinutes,
+        buffer_after_minutes: schedule.bufferAfterMinutes,
+        capacity: schedule.capacity,
+        at,
+      });
+    }
+    return queries.takePlace(db, workspaceId, studyId, host.userId, startsAt, at, true);
+  }
+  return undefined;
 }
 
 const notTheTime = (start: Date) => conflict(`${start.toISOString()} is not an open time of the study (taken meanwhile, outside the hosts' hours, too soon or too far ahead): list open times with GET /studies/{studyId}/slots`, ['startTime']);
