@@ -397,7 +397,7 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
 
   it('refuses a webhook endpoint on a private address when private targets are not allowed (ipaddr.js, loaded on first check)', async () => {
     // The same data, served again after a restart with the default target policy.
-    expect(await server.stop()).toBe(0);
+    expect(await server.stop(), server.output().slice(-3000)).toBe(0);
     server = await startCompiledServer({ ...serverEnv, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'off' }, { coverageDir, port: server.port });
     const api = clientFor(token);
     const refused = await api.POST('/webhook-endpoints', { body: { url: 'http://10.0.0.7/hooks' } });
@@ -406,7 +406,7 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
   }, 120_000);
 
   it('loaded every file of the bundle in the walk: no chunk of dist/ is left for a user to meet first', async () => {
-    expect(await server.stop()).toBe(0);
+    expect(await server.stop(), server.output().slice(-3000)).toBe(0);
     const loaded = loadedScripts(coverageDir);
     const neverLoaded = bundleFiles().filter((file) => !loaded.has(file));
     expect(neverLoaded.map((file) => path.relative(process.cwd(), file))).toEqual([]);
