@@ -5,6 +5,7 @@ import {
   type ProviderCallOptions,
   type ProviderOrder,
   type ProviderOrderResult,
+  type ProviderOrderState,
   ProviderRefusal,
   type ProviderTarget,
 } from '../src/providers/provider.js';
@@ -35,6 +36,12 @@ export class HttpTestProvider implements IncentiveProvider {
     await this.post('/voids', `${target.workspaceId}:${target.incentiveId}`, target, signal);
   }
 
+  /** This fake keeps no claims: an order it placed is open. */
+  async status(target: ProviderTarget, { signal }: ProviderCallOptions): Promise<ProviderOrderState> {
+    const body = (await this.post('/lookups', `${target.workspaceId}:${target.incentiveId}`, target, signal)) as { orderId?: string } | undefined;
+    return body?.orderId ? { state: 'open' } : { state: 'not_found' };
+  }
+
   private async post(path: string, key: string, payload: unknown, signal: AbortSignal): Promise<unknown> {
     const response = await fetch(`${this.baseUrl}${path}`, {
       method: 'POST',
@@ -51,7 +58,7 @@ export class HttpTestProvider implements IncentiveProvider {
 
 /** One request the fake provider received. */
 export interface Receipt {
-  operation: 'orders' | 'resends' | 'voids';
+  operation: 'orders' | 'resends' | 'voids' | 'lookups';
   key: string;
   incentiveId: string;
   /** Whether the requester was sent an answer (false: it was held, and its connection closed first). */
@@ -110,6 +117,8 @@ export class FakeProvider {
       let order = this.orders.get(key);
       if (!order) this.orders.set(key, (order = { orderId: `ord_${this.orders.size + 1}`, incentiveId }));
       answer = { orderId: order.orderId };
+    } else if (operation === 'lookups') {
+      answer = { orderId: this.orders.get(key)?.orderId };
     }
     const send = () => {
       this.held.delete(response);

@@ -47,8 +47,10 @@ export interface ProviderOrder {
   /** The service's incentive id: the provider-side idempotency key of this order. */
   incentiveId: string;
   type: 'MONEY_OR_GIFT_CARD' | 'PROVIDER_ONE_MONEY';
+  /** The amount in the currency's minor unit (ISO 4217 exponent: cents for USD, yen for JPY, fils for BHD). */
   amountCents: number;
-  currency: 'USD';
+  /** ISO 4217 code, upper case. */
+  currency: string;
   recipientEmail: string;
   recipientName: string | null;
 }
@@ -78,6 +80,51 @@ export interface IncentiveProvider {
   resend(target: ProviderTarget, options: ProviderCallOptions): Promise<void>;
   /** Voids the order so it can no longer be claimed; an order never placed counts as voided. */
   void(target: ProviderTarget, options: ProviderCallOptions): Promise<void>;
+  /**
+   * Asks the provider what became of an order (the reconciliation job, for orders whose webhook
+   * never came). Looks the order up by its reference when known, else by the idempotency key
+   * (the incentive id); an order the provider does not know is `not_found`.
+   */
+  status(target: ProviderTarget, options: ProviderCallOptions): Promise<ProviderOrderState>;
+  /**
+   * Verifies and reads one webhook delivery of this provider. Throws ProviderWebhookRejected when
+   * the signature (or anything else that proves the sender) does not hold; never trusts a body
+   * before that. Absent for providers that send no webhooks (the sandbox).
+   */
+  readWebhook?(delivery: ProviderWebhookInput): ProviderWebhookEvent;
+}
+
+/** What became of an order, in the service's words. */
+export type ProviderOrderState =
+  /** Placed, not claimed yet (delivered or not). */
+  | { state: 'open' }
+  | { state: 'claimed' }
+  /** The provider could not deliver it, or rejected it after accepting it. */
+  | { state: 'failed'; reason: string }
+  | { state: 'canceled' }
+  | { state: 'not_found' };
+
+/** One webhook request as it arrived: the exact bytes, since signatures are over them. */
+export interface ProviderWebhookInput {
+  headers: Record<string, string | string[] | undefined>;
+  rawBody: Buffer;
+  /** The workspace's webhook secret for this provider, decrypted. */
+  secret: string;
+  /** The service's clock, for timestamp tolerance. */
+  now: Date;
+}
+
+/** A verified webhook delivery. */
+export interface ProviderWebhookEvent {
+  /** The provider's id of this event: a delivery seen before is acknowledged and not applied again. */
+  eventId: string;
+  /** What it reports, if it concerns an order's state; null for events the service does not act on. */
+  report: Omit<ProviderReport, 'workspaceId'> | null;
+}
+
+/** A webhook whose sender could not be proven (bad or missing signature, stale timestamp). */
+export class ProviderWebhookRejected extends Error {
+  override readonly name = 'ProviderWebhookRejected';
 }
 
 /** The provider definitely did not do what it was asked (and will not): a known outcome. */

@@ -5,11 +5,12 @@ import {
   type ProviderCallOptions,
   type ProviderOrder,
   type ProviderOrderResult,
+  type ProviderOrderState,
   ProviderRefusal,
   type ProviderTarget,
 } from './provider.js';
 
-export type SandboxOperation = 'order' | 'resend' | 'void';
+export type SandboxOperation = 'order' | 'resend' | 'void' | 'status';
 
 /**
  * What the next call of an operation does instead of succeeding:
@@ -59,8 +60,8 @@ export class SandboxProvider implements IncentiveProvider {
   /** What this process saw, by `workspaceId/incentiveId` (tests read it; answers never depend on it). */
   readonly orders = new Map<string, SandboxOrderRecord>();
   /** Calls received per operation, faulty ones included. */
-  readonly calls: Record<SandboxOperation, number> = { order: 0, resend: 0, void: 0 };
-  private readonly faults: Record<SandboxOperation, SandboxFault[]> = { order: [], resend: [], void: [] };
+  readonly calls: Record<SandboxOperation, number> = { order: 0, resend: 0, void: 0, status: 0 };
+  private readonly faults: Record<SandboxOperation, SandboxFault[]> = { order: [], resend: [], void: [], status: [] };
   /** How long every call takes before answering (tests widen race windows with it). */
   latencyMs = 0;
 
@@ -97,6 +98,19 @@ export class SandboxProvider implements IncentiveProvider {
   async void(target: ProviderTarget, options: ProviderCallOptions): Promise<void> {
     return this.perform('void', options, () => {
       this.seen(target.workspaceId, target.incentiveId).voided = true;
+    });
+  }
+
+  /**
+   * What this process saw of the order. The sandbox sends no claims, so an order is `open` until
+   * voided; one placed by another instance reads `not_found` here, which the reconciliation treats
+   * as "order again with the same key", harmless since ordering is idempotent.
+   */
+  async status(target: ProviderTarget, options: ProviderCallOptions): Promise<ProviderOrderState> {
+    return this.perform('status', options, () => {
+      const seen = this.orders.get(`${target.workspaceId}/${target.incentiveId}`);
+      if (!seen?.order) return { state: 'not_found' };
+      return seen.voided ? { state: 'canceled' } : { state: 'open' };
     });
   }
 
