@@ -1,5 +1,6 @@
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DateTime } from 'luxon';
@@ -10,7 +11,7 @@ import { sampleMemory } from './lib/memory.js';
 import { dropPostgresDatabase, recreatePostgresDatabase, storeEnv } from './lib/store.js';
 import { formatTable } from './lib/table.js';
 import { type BenchOptions, type BenchResult, flagNumber } from './lib/types.js';
-import { parseForm } from './screener.js';
+import { parseForm, printProfiles } from './screener.js';
 
 /**
  * `npm run bench -- booking`: people booking sessions on their own page, from the compiled server
@@ -52,8 +53,14 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   const floorFile = path.join(root, 'console', 'dist', `bench-floor-${process.pid}.html`);
   const pool = new pg.Pool({ connectionString: store.kind === 'postgres' ? store.databaseUrl : '', max: 2 });
   const agent = new Agent({ connections: concurrency, keepAliveTimeout: 10_000 });
+  // `--profile`: the server runs with --cpu-prof, and where its CPU went is printed at the end.
+  const profile = options.flags.includes('--profile') ? mkdtempSync(path.join(tmpdir(), 'booking-profile-')) : undefined;
   try {
-    const started = await startBenchService({ ...storeEnv(store), PARTICIPANT_RATE_LIMIT_MAX: '100000000', PARTICIPANT_LINK_RATE_LIMIT_MAX: '100000000' }, 'Booking bench');
+    const started = await startBenchService(
+      { ...storeEnv(store), PARTICIPANT_RATE_LIMIT_MAX: '100000000', PARTICIPANT_LINK_RATE_LIMIT_MAX: '100000000' },
+      'Booking bench',
+      profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [],
+    );
     server = started.child;
     const origin = `http://127.0.0.1:${started.port}`;
     const api = async <T = Record<string, unknown>>(method: string, url: string, body?: unknown): Promise<T> => {
@@ -143,6 +150,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     timings.floor.length = 0;
     if (sample.status !== 200) throw new Error(`booking page: ${sample.status} ${sample.text.slice(0, 300)}`);
     writeFileSync(floorFile, sample.text);
+    process.stderr.write(`the booking page: ${Buffer.byteLength(sample.text)} bytes\n`);
     const floorUrl = `/console/${path.basename(floorFile)}`;
 
     /** The page's booking form with its times, or undefined when it offers none. */
@@ -248,6 +256,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     await pool.end();
     if (server) await stopProcess(server);
     await dropPostgresDatabase(DATABASE);
+    if (profile) printProfiles(profile);
   }
 }
 

@@ -325,7 +325,7 @@ async function countPlacements(pool: pg.Pool, studyId: string) {
 }
 
 /** The server's CPU profile (the largest of the directory: the CLI's are small), by where the self time went. */
-function printProfiles(directory: string) {
+export function printProfiles(directory: string) {
   const files = readdirSync(directory).map((name) => path.join(directory, name));
   const largest = files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
   if (!largest) return;

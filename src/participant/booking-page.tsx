@@ -1,3 +1,4 @@
+import { renderToString } from 'preact-render-to-string';
 import type { Translator } from './i18n.js';
 import { ErrorSummary, type FieldError, Page } from './layout.js';
 
@@ -19,6 +20,40 @@ export interface DayOfSlots {
 export interface ZoneGroup {
   region: string;
   zones: { value: string; label: string }[];
+}
+
+function ZoneOptions(props: { groups: ZoneGroup[] }) {
+  return (
+    <>
+      {props.groups.map((group) =>
+        group.region === '' ? (
+          group.zones.map((zone) => <option value={zone.value}>{zone.label}</option>)
+        ) : (
+          <optgroup label={group.region}>
+            {group.zones.map((zone) => (
+              <option value={zone.value}>{zone.label}</option>
+            ))}
+          </optgroup>
+        ),
+      )}
+    </>
+  );
+}
+
+/**
+ * The zone select's options, rendered once per list of zones (the same list on nearly every page)
+ * and the chosen one marked in the copy: about 430 options, the largest part of the page, which
+ * cost a fair share of each page's rendering when made afresh.
+ */
+const renderedZoneOptions = new WeakMap<ZoneGroup[], string>();
+export function zoneOptionsHtml(groups: ZoneGroup[], selected: string): string {
+  let html = renderedZoneOptions.get(groups);
+  if (html === undefined) {
+    html = renderToString(<ZoneOptions groups={groups} />);
+    renderedZoneOptions.set(groups, html);
+  }
+  // Zone names are letters, digits, '/', '_', '+' and '-': nothing to escape, and the value is found as written.
+  return html.replace(`<option value="${selected}">`, `<option value="${selected}" selected>`);
 }
 
 export interface BookingPageProps {
@@ -80,25 +115,7 @@ export function BookingPage(props: BookingPageProps) {
           <span class="hint" id="tz-hint">
             {i18n.t('booking.zone.hint')}
           </span>
-          <select id="tz" name="tz" aria-describedby="tz-hint" autocomplete="off">
-            {props.zones.map((group) =>
-              group.region === '' ? (
-                group.zones.map((zone) => (
-                  <option value={zone.value} selected={zone.value === props.zone.value}>
-                    {zone.label}
-                  </option>
-                ))
-              ) : (
-                <optgroup label={group.region}>
-                  {group.zones.map((zone) => (
-                    <option value={zone.value} selected={zone.value === props.zone.value}>
-                      {zone.label}
-                    </option>
-                  ))}
-                </optgroup>
-              ),
-            )}
-          </select>
+          <select id="tz" name="tz" aria-describedby="tz-hint" autocomplete="off" dangerouslySetInnerHTML={{ __html: zoneOptionsHtml(props.zones, props.zone.value) }} />
         </div>
         <button type="submit" class="secondary">
           {i18n.t('booking.zone.submit')}

@@ -4,7 +4,7 @@ import { DateTime } from 'luxon';
 import type { VNode } from 'preact';
 import type { ServiceDeps } from '../context.js';
 import type { BookingRow } from '../families/scheduling/queries.js';
-import { book, bookingOfParticipant, cancel, move, personMayChange, type StudySchedule, studySlots } from '../families/scheduling/service.js';
+import { book, bookingOfParticipant, cancel, move, personMayChange, type StudySchedule, studySchedule, studySlots } from '../families/scheduling/service.js';
 import { isTimeZone, type OpenSlot } from '../families/scheduling/slots.js';
 import { findAnswerableScreener } from '../families/studies/service.js';
 import { ApiError } from '../http/errors.js';
@@ -214,10 +214,7 @@ export function registerBookingPages(app: FastifyInstance, options: BookingPages
   };
 
   /** The study's schedule (its rules and hosts), without its open times. */
-  const scheduleOf = async (opened: OpenedLink) => {
-    const now = deps.clock.now();
-    return (await studySlots(opened.db, opened.link.workspaceId, opened.link.studyId, now, { from: now, to: now })).schedule;
-  };
+  const scheduleOf = (opened: OpenedLink) => studySchedule(opened.db, opened.link.workspaceId, opened.link.studyId);
 
   const hostZoneOf = (schedule: StudySchedule, hostUserId: string, fallback: string) => schedule.hosts.find((host) => host.userId === hostUserId)?.timeZone ?? fallback;
 
@@ -235,13 +232,14 @@ export function registerBookingPages(app: FastifyInstance, options: BookingPages
     base: string,
     pagePath: string,
     query: Query,
-    mode: { kind: 'book' } | { kind: 'move'; booking: BookingRow },
+    mode: { kind: 'book'; earlier: BookingRow | undefined } | { kind: 'move'; booking: BookingRow },
     error?: 'taken' | 'choose',
   ) => {
     const { link, facts, i18n, db } = opened;
     const now = deps.clock.now();
     const { schedule, slots } = await studySlots(db, link.workspaceId, link.studyId, now);
-    const earlier = mode.kind === 'move' ? mode.booking : await bookingOfParticipant(db, link.workspaceId, link.participantId);
+    // The participant's booking, read once by the caller: a canceled one keeps the zone the person chose.
+    const earlier = mode.kind === 'move' ? mode.booking : mode.earlier;
     const { zone, guessed } = zoneFor(query.tz, earlier, schedule);
     const zoneText = zoneLabel(i18n.locale, zone, now);
     const formats = formatsOf(i18n, zone, zoneText);
@@ -338,7 +336,7 @@ export function registerBookingPages(app: FastifyInstance, options: BookingPages
     // A canceled booking stays on the page until the team invites the person again.
     if (booking && (booking.status === 'BOOKED' || !mayBook(opened))) return showBooking(reply, opened, base, booking, query);
     if (bookingUnavailable(reply, opened)) return reply;
-    return showTimes(reply, 200, opened, base, pagePath, query, { kind: 'book' });
+    return showTimes(reply, 200, opened, base, pagePath, query, { kind: 'book', earlier: booking });
   };
 
   const queryOf = (request: FastifyRequest): Query => {
@@ -390,7 +388,7 @@ export function registerBookingPages(app: FastifyInstance, options: BookingPages
     if (booking && (booking.status === 'BOOKED' || !mayBook(opened))) return redirect(reply, base);
     if (bookingUnavailable(reply, opened, 409)) return reply;
     const startTime = posted.startTime?.[0] ?? '';
-    if (!/^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/.test(startTime) || Number.isNaN(Date.parse(startTime))) return showTimes(reply, 400, opened, base, pagePath, query, { kind: 'book' }, 'choose');
+    if (!/^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/.test(startTime) || Number.isNaN(Date.parse(startTime))) return showTimes(reply, 400, opened, base, pagePath, query, { kind: 'book', earlier: booking }, 'choose');
     try {
       await book(db, deps.clock, {
         workspaceId: link.workspaceId,
@@ -402,7 +400,7 @@ export function registerBookingPages(app: FastifyInstance, options: BookingPages
       });
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      if (error.status === 409 && error.items[0]?.path[0] === 'startTime') return showTimes(reply, 409, opened, base, pagePath, query, { kind: 'book' }, 'taken');
+      if (error.status === 409 && error.items[0]?.path[0] === 'startTime') return showTimes(reply, 409, opened, base, pagePath, query, { kind: 'book', earlier: booking }, 'taken');
       // Already booked meanwhile (another tab): the page shows that booking.
       if (error.status === 409 && error.items[0]?.path[0] === 'participantId' && (await liveBookingOf(opened))) return redirect(reply, base);
       if (error.status === 404) return unknown(reply, opened.i18n);

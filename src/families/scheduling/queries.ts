@@ -6,9 +6,10 @@ type Executor = Kysely<DB>;
 export type ScheduleRow = Selectable<StudySchedulesTable>;
 export type HostRow = Selectable<StudyHostsTable>;
 
-/** The study's facts a schedule needs, its rules (or none yet) and its hosts, in two statements. */
+/** The study's facts a schedule needs, its rules (or none yet) and its hosts. */
 export async function findSchedulePlan(db: Executor, workspaceId: string, studyId: string) {
-  const study = await db
+  // One statement for the study, its rules and its hosts: every booking page reads them.
+  return db
     .selectFrom('studies as s')
     .leftJoin('study_schedules as ss', (join) => join.onRef('ss.workspace_id', '=', 's.workspace_id').onRef('ss.study_id', '=', 's.study_id'))
     .where('s.workspace_id', '=', workspaceId)
@@ -19,12 +20,15 @@ export async function findSchedulePlan(db: Executor, workspaceId: string, studyI
       sql<number | null>`(s.plan->'scheduler'->>'interviewDurationMinutes')::numeric`.as('plan_duration_minutes'),
       sql<string | null>`coalesce(s.plan->>'externalName', s.plan->>'name')`.as('study_name'),
       sql<ScheduleRow | null>`case when ss.study_id is null then null else to_jsonb(ss) end`.as('schedule'),
+      sql<HostOfPlan[]>`coalesce((
+        select jsonb_agg(jsonb_build_object('user_id', h.user_id, 'time_zone', h.time_zone, 'weekly_hours', h.weekly_hours, 'overrides', h.overrides) order by h.position)
+        from study_hosts h where h.workspace_id = s.workspace_id and h.study_id = s.study_id), '[]'::jsonb)`.as('hosts'),
     ])
     .executeTakeFirst();
-  if (!study) return undefined;
-  const hosts = await db.selectFrom('study_hosts').selectAll().where('workspace_id', '=', workspaceId).where('study_id', '=', studyId).orderBy('position').execute();
-  return { ...study, hosts };
 }
+
+/** A study's host as the schedule reads it. */
+export type HostOfPlan = Pick<Selectable<StudyHostsTable>, 'user_id' | 'time_zone' | 'weekly_hours' | 'overrides'>;
 
 export async function upsertSchedule(db: Executor, row: Insertable<StudySchedulesTable>): Promise<void> {
   const { workspace_id: _workspace, study_id: _study, created_at: _created, ...changes } = row;
@@ -186,9 +190,15 @@ export async function findLiveBooking(db: Executor, workspaceId: string, partici
     .executeTakeFirst();
 }
 
-/** The participant's latest booking, live or canceled. */
-export async function findLatestBooking(db: Executor, workspaceId: string, participantId: string) {
-  return bookingsWithSessions(db, workspaceId).where('b.participant_id', '=', participantId).select(bookingColumns).orderBy('b.booking_id', 'desc').limit(1).executeTakeFirst();
+/** The participant's live booking, else their latest (canceled) one: one statement. */
+export async function findCurrentBooking(db: Executor, workspaceId: string, participantId: string) {
+  return bookingsWithSessions(db, workspaceId)
+    .where('b.participant_id', '=', participantId)
+    .select(bookingColumns)
+    .orderBy(sql`b.status = 'BOOKED'`, 'desc')
+    .orderBy('b.booking_id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
 }
 
 export async function listBookings(db: Executor, workspaceId: string, studyId: string, status: string | undefined, afterBookingId: string | undefined, size: number) {

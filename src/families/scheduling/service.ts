@@ -209,6 +209,11 @@ export function slotView(slot: OpenSlot, timeZone: string): SlotView {
   };
 }
 
+/** For the participant's page: the study's schedule (its rules and hosts), without its open times. */
+export async function studySchedule(db: Kysely<DB>, workspaceId: string, studyId: string): Promise<StudySchedule> {
+  return scheduleOf(studyId, await planOf(db, workspaceId, studyId));
+}
+
 /**
  * The study's open times in [from, to): its schedule and its hosts' booked sessions in every
  * study, two statements, then the slot engine. For the API and the participant's page alike.
@@ -570,7 +575,7 @@ export async function listBookings(context: CallContext, studyId: string, status
 
 /** For the participant's page: the participant's booking (live, else the latest), or undefined. */
 export async function bookingOfParticipant(db: Kysely<DB>, workspaceId: string, participantId: string): Promise<queries.BookingRow | undefined> {
-  return (await queries.findLiveBooking(db, workspaceId, participantId)) ?? (await queries.findLatestBooking(db, workspaceId, participantId));
+  return queries.findCurrentBooking(db, workspaceId, participantId);
 }
 
 /** Whether the study has a host to book with (a message's `links.scheduling` is refused without one); false for an unknown study. */
