@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, createTenant, startTestService, type Tenant, type TestService } from '../../../test/harness.js';
+import { call, createTenant, startTestService, type Tenant, testDatabaseUrl, type TestService } from '../../../test/harness.js';
+import { type Database, openDatabase } from '../../db/database.js';
 import { createBudget, createParticipant, createStudy, postIncentive, sendIncentive, setClock } from '../../../test/incentives-factory.js';
 import { describeSecurity } from '../../../test/security.js';
 import { IncentiveProviders } from '../../providers/index.js';
@@ -309,3 +310,59 @@ describeSecurity('POST /incentives/{incentiveId}/approve', () => service, { meth
 describeSecurity('POST /incentives/{incentiveId}/refuse', () => service, { method: 'POST', right: 'incentives:approve', addressesResource: true, request: async (tenant) => ({ url: `/incentives/${(await waiting(tenant)).incentiveId}/refuse`, body: {} }) });
 describeSecurity('GET /incentives/{incentiveId}/ledger', () => service, { method: 'GET', right: 'incentives:read', addressesResource: true, request: async (tenant) => ({ url: `/incentives/${(await withIncentive(tenant)).incentiveId}/ledger` }) });
 describeSecurity('GET /incentive-ledger', () => service, { method: 'GET', right: 'incentives:read', addressesResource: false, request: async () => ({ url: '/incentive-ledger' }) });
+
+describe.skipIf(!testDatabaseUrl)('across two instances (PostgreSQL)', () => {
+  let poolA: Database;
+  let poolB: Database;
+  let a: TestService;
+  let b: TestService;
+  beforeAll(async () => {
+    poolA = await openDatabase({ databaseUrl: testDatabaseUrl!, poolSize: 8, applicationName: 'money-instance-a' });
+    poolB = await openDatabase({ databaseUrl: testDatabaseUrl!, poolSize: 8, applicationName: 'money-instance-b' });
+    a = await startTestService({}, { database: poolA, providers: new IncentiveProviders('sandbox', { timeoutMs: 300 }) });
+    b = await startTestService({}, { database: poolB, providers: new IncentiveProviders('sandbox', { timeoutMs: 300 }) });
+  });
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+    await poolA?.close();
+    await poolB?.close();
+  });
+
+  it('never overspends a budget with 30 incentives alternating between the instances', async () => {
+    const tenant = await createTenant(a);
+    const { participantId } = await createParticipant(a, tenant);
+    const { budgetId } = await createBudget(a, tenant, { limitCents: 1000 });
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, index) =>
+        postIncentive(index % 2 === 0 ? a : b, tenant, { participantId, type: 'MONEY_OR_GIFT_CARD', amountCents: 70, budgetId }),
+      ),
+    );
+    expect(answers.filter((answer) => answer.statusCode === 201)).toHaveLength(14);
+    expect(answers.every((answer) => answer.statusCode === 201 || answer.statusCode === 409)).toBe(true);
+    const held = await a.deps.db
+      .selectFrom('incentives')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('workspace_id', '=', tenant.workspaceId)
+      .where('budget_held', '=', true)
+      .executeTakeFirstOrThrow();
+    expect(Number(held.count) * 70).toBe(980);
+    const read = (await call(b, 'GET', `/incentive-budgets/${budgetId}`, { token: tenant.token })).json();
+    expect(read).toMatchObject({ spentCents: 980, remainingCents: 20 });
+  });
+
+  it('gives one approval and one order when two approvers act on two instances at once', async () => {
+    const tenant = await createTenant(a);
+    await call(a, 'PUT', '/incentive-approval-settings', { token: tenant.token, body: { thresholds: [{ currency: 'USD', amountCents: 100 }] } });
+    const { participantId } = await createParticipant(a, tenant);
+    const incentive = await sendIncentive(a, tenant, participantId, { type: 'MONEY_OR_GIFT_CARD', amountCents: 500 });
+    const [first, second] = await Promise.all([tenant.tokenFor('OPS_MANAGER'), tenant.tokenFor('SUPER_ADMIN')]);
+    const answers = await Promise.all([
+      call(a, 'POST', `/incentives/${incentive.incentiveId}/approve`, { token: first.token }),
+      call(b, 'POST', `/incentives/${incentive.incentiveId}/approve`, { token: second.token }),
+    ]);
+    expect(answers.map((answer) => answer.statusCode).sort()).toEqual([200, 409]);
+    const orders = [a, b].flatMap((instance) => [...instance.deps.providers.sandbox.orders.values()].filter((order) => order.workspaceId === tenant.workspaceId));
+    expect(orders).toHaveLength(1);
+  });
+});
