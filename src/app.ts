@@ -23,6 +23,8 @@ import { IncentiveProviders } from './providers/index.js';
 import { incentivesRoutes } from './families/incentives/routes.js';
 import { incentivesSearchRoutes } from './families/incentives/search-routes.js';
 import { incentiveSchemas } from './families/incentives/schemas.js';
+import { incentiveBudgetsRoutes } from './families/incentive-budgets/routes.js';
+import { incentiveBudgetSchemas } from './families/incentive-budgets/schemas.js';
 import { studiesRoutes } from './families/studies/routes.js';
 import { studySchemas } from './families/studies/schemas.js';
 import { propertiesRoutes } from './families/properties/routes.js';
@@ -232,7 +234,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas, ...schedulingSchemas, ...calendarFeedSchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...incentiveBudgetSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas, ...schedulingSchemas, ...calendarFeedSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter, operatorToken: config.testHelpers ? config.testHelpersToken : undefined });
   const heavyWork = new WorkspaceWorkLimiter({
@@ -301,6 +303,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       await v1.register(submissionsSearchRoutes, { deps });
       await v1.register(eventsRoutes, { deps });
       await v1.register(incentivesRoutes, { deps });
+      await v1.register(incentiveBudgetsRoutes, { deps });
       await v1.register(incentivesSearchRoutes, { deps });
       await v1.register(webhooksRoutes, { deps, webhooks });
       await v1.register(messagesRoutes, { deps });

@@ -43,6 +43,8 @@ export interface CallContext {
   clock: Clock;
   workspaceId: string;
   userId: string;
+  /** The token the call came with (the money ledger records it with the user). */
+  tokenId?: string;
   /** The caller's role: what a rule that depends on the caller's rights reads (the consent writer). */
   role: UserRole;
   canReadPersonalData: boolean;
@@ -58,6 +60,7 @@ export function callContext(deps: ServiceDeps, principal: Principal): CallContex
     clock: deps.clock,
     workspaceId: principal.workspaceId,
     userId: principal.userId,
+    tokenId: principal.tokenId,
     role: principal.role,
     canReadPersonalData: principal.canReadPersonalData,
     canReadScreeners: principal.canReadScreeners,

@@ -111,4 +111,6 @@ export const idPrefixes = {
   session: 'ses',
   booking: 'bkg',
   calendarFeed: 'cfd',
+  incentiveBudget: 'bgt',
+  ledgerEntry: 'led',
 } as const;

@@ -104,3 +104,13 @@ export async function setClock(service: TestService, at: Date | string) {
   const response = await callTestHelper(service, 'POST', '/clock', { body: { now: typeof at === 'string' ? at : at.toISOString() } });
   expect(response.statusCode, response.body).toBe(200);
 }
+
+/** A budget made through the API (POST /incentive-budgets); USD with room for 1,000,000 cents unless told. */
+export async function createBudget(service: TestService, tenant: Tenant, body: { name?: string; currency?: string; limitCents?: number } = {}): Promise<{ budgetId: string; currency: string; limitCents: number; spentCents: number }> {
+  const response = await call(service, 'POST', '/incentive-budgets', {
+    token: tenant.token,
+    body: { name: body.name ?? 'Budget', currency: body.currency ?? 'USD', limitCents: body.limitCents ?? 1_000_000 },
+  });
+  if (response.statusCode !== 201) throw new Error(`budget: ${response.statusCode} ${response.body}`);
+  return response.json();
+}

@@ -56,8 +56,16 @@ function moneyFormat(currency: string): Intl.NumberFormat {
   return format;
 }
 
-/** Cents as money: 7550 → "$75.50" (en-US), "75,50 $" (de-DE). Incentives are in US dollars (the API's rule). */
-export const formatCents = (cents: number, currency = 'USD') => moneyFormat(currency).format(cents / 100);
+/** ISO 4217 decimals of a currency, from the browser's ICU: JPY 0, BHD 3, most 2. */
+export function currencyDigits(currency: string): number {
+  return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+}
+
+/**
+ * An amount in the currency's minor unit (the API's amountCents) as money: 7550 USD → "$75.50"
+ * (en-US), "75,50 $" (de-DE); 5000 JPY → "¥5,000"; 1500 BHD → "BHD 1.500".
+ */
+export const formatCents = (cents: number, currency = 'USD') => moneyFormat(currency).format(cents / 10 ** currencyDigits(currency));
 
 /** An amount in whole units of its currency (a study plan's incentive: 75 USD). */
 export const formatAmount = (amount: number, currency = 'USD') => moneyFormat(currency).format(amount);
@@ -66,11 +74,12 @@ const numberFormat = new Intl.NumberFormat(viewerLocale, { maximumFractionDigits
 export const formatNumber = (value: number) => numberFormat.format(value);
 
 /**
- * The amount a person typed, in the currency's units, as cents: "75", "12.50", and "12,50" as
+ * The amount a person typed, in the currency's units, as its minor unit (cents; yen for JPY, fils for BHD): "75", "12.50", and "12,50" as
  * the many locales that write a decimal comma do; undefined for anything else.
  */
-export function parseMoney(text: string): number | undefined {
-  const match = /^\s*(\d{1,9})(?:[.,](\d{1,2}))?\s*$/.exec(text);
+export function parseMoney(text: string, currency = 'USD'): number | undefined {
+  const digits = currencyDigits(currency);
+  const match = (digits === 0 ? /^\s*(\d{1,9})()\s*$/ : new RegExp(`^\\s*(\\d{1,9})(?:[.,](\\d{1,${digits}}))?\\s*$`)).exec(text);
   if (!match) return undefined;
-  return Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
+  return Number(match[1]) * 10 ** digits + Number((match[2] ?? '').padEnd(digits, '0') || '0');
 }

@@ -383,6 +383,9 @@ export interface DB {
   signup_forms: SignupFormsTable;
   signup_submissions: SignupSubmissionsTable;
   incentives: IncentivesTable;
+  incentive_budgets: IncentiveBudgetsTable;
+  incentive_approval_thresholds: IncentiveApprovalThresholdsTable;
+  incentive_ledger: IncentiveLedgerTable;
   idempotency_keys: IdempotencyKeysTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_messages: WebhookMessagesTable;
@@ -682,7 +685,9 @@ export interface SignupSubmissionsTable {
 export type IncentiveType = 'MONEY_OR_GIFT_CARD' | 'PROVIDER_ONE_MONEY' | 'RECRUITMENT_FEE' | 'CUSTOM';
 export type IncentiveStatus = 'UNCLAIMED' | 'CLAIMED' | 'CANCELED' | 'ERROR' | 'SENT' | 'EXPIRED';
 /** Where a provider-backed incentive's money stands at the provider (null for CUSTOM and RECRUITMENT_FEE). */
-export type ProviderState = 'PENDING' | 'ORDERED' | 'FAILED' | 'VOIDING' | 'VOIDED';
+export type ProviderState = 'PENDING' | 'ORDERED' | 'FAILED' | 'VOIDING' | 'VOIDED' | 'AWAITING_APPROVAL' | 'NOT_ORDERED';
+/** An incentive above the workspace's approval threshold: waiting (PENDING), then decided or withdrawn (canceled before a decision). */
+export type ApprovalState = 'PENDING' | 'APPROVED' | 'REFUSED' | 'WITHDRAWN';
 /** Why an order is being (or was) voided: a cancel (E17) or expiry. Set exactly while provider_state is VOIDING or VOIDED. */
 export type VoidPurpose = 'CANCEL' | 'EXPIRE';
 
@@ -695,7 +700,8 @@ export interface IncentivesTable {
   person_id: string;
   type: IncentiveType;
   amount_cents: number;
-  currency: ColumnType<'USD', 'USD' | undefined, never>;
+  /** ISO 4217; amount_cents is in its minor unit. */
+  currency: ColumnType<string, string | undefined, never>;
   status: IncentiveStatus;
   budget_id: string | null;
   custom_incentive_id: string | null;
@@ -719,9 +725,63 @@ export interface IncentivesTable {
   last_resent_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** The incentive's amount is counted in its budget's spent_minor (given back once when it ends unpaid). */
+  budget_held: ColumnType<boolean, boolean | undefined, boolean>;
+  approval_state: ColumnType<ApprovalState | null, ApprovalState | null | undefined, ApprovalState | null>;
+  approval_decided_by_user_id: ColumnType<string | null, string | null | undefined, string | null>;
+  approval_decided_at: ColumnType<string | null, string | null | undefined, string | null>;
+  approval_reason: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type IncentiveRow = Selectable<IncentivesTable>;
+
+/** Incentive budgets (src/families/incentive-budgets/): limit and spent in the currency's minor unit. */
+export interface IncentiveBudgetsTable {
+  workspace_id: string;
+  budget_id: string;
+  name: string;
+  currency: string;
+  limit_minor: number;
+  spent_minor: ColumnType<number, number | undefined, number>;
+  archived_at: Timestamp | null;
+  created_by_user_id: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+export type IncentiveBudgetRow = Selectable<IncentiveBudgetsTable>;
+
+/** Per currency: incentives above this amount (minor unit) wait for approval. */
+export interface IncentiveApprovalThresholdsTable {
+  workspace_id: string;
+  currency: string;
+  threshold_minor: number;
+  updated_by_user_id: string;
+  updated_at: Timestamp;
+}
+
+export type LedgerActorKind = 'USER' | 'JOB' | 'PROVIDER';
+
+/** The append-only record of money events (src/families/incentives/ledger.ts). */
+export interface IncentiveLedgerTable {
+  workspace_id: string;
+  entry_id: string;
+  incentive_id: string;
+  kind: string;
+  amount_minor: number;
+  currency: string;
+  study_id: string;
+  participant_id: string;
+  person_id: string;
+  budget_id: string | null;
+  status: IncentiveStatus;
+  actor_kind: LedgerActorKind;
+  actor_id: string;
+  token_id: string | null;
+  recipient_email: string | null;
+  note: string | null;
+  at: Timestamp;
+}
+export type IncentiveLedgerRow = Selectable<IncentiveLedgerTable>;
 
 /** Idempotency-Key reservations and stored responses of POST requests (src/http/idempotency/plugin.ts). */
 export interface IdempotencyKeysTable {

@@ -22,6 +22,7 @@ export const allRights = [
   'participants:write',
   'incentives:read',
   'incentives:write',
+  'incentives:approve',
   'signups:read',
   'signups:write',
   'consent:read',
@@ -70,9 +71,10 @@ export const rightsByRole: Record<UserRole, readonly Right[]> = {
   // Runs the panel: everything, as SUPER_ADMIN (workspace administration is CLI-only today), but the test helpers.
   OPS_MANAGER: apiRights,
   // Runs studies and pays participants; leaves the panel's schema and erasure to ops.
-  RESEARCHER: except('properties:write', 'people:delete', 'imports:write', 'webhooks:write'),
+  // Approving a colleague's payment (and setting the thresholds) is for who holds the budget: OPS_MANAGER, SUPER_ADMIN.
+  RESEARCHER: except('properties:write', 'people:delete', 'imports:write', 'webhooks:write', 'incentives:approve'),
   // Integrates systems: manages panel data and studies, but moves no money.
-  DEVELOPER: except('incentives:write'),
+  DEVELOPER: except('incentives:write', 'incentives:approve'),
   // Helps on studies: notes, participants and screeners, nothing workspace-wide (message templates are workspace-wide).
   // Consent forms are what a study asks its people to sign, written with the study: whoever
   // writes studies writes them (a new version never changes what was signed, see consent-forms/).

@@ -37,6 +37,7 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
   let smtp: SmtpReceiver;
   let hooks: WebhookReceiver;
   let token: string;
+  let approverToken: string;
   const coverageDir = mkdtempSync(path.join(tmpdir(), 'recruit-ops-coverage-'));
   /** Per operation (`GET /studies/{studyId}`), every status it answered in the walk. */
   const answered = new Map<string, number[]>();
@@ -57,7 +58,11 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
   beforeAll(async () => {
     [store, smtp, hooks] = await Promise.all([createCompiledStore(), startSmtpReceiver(), WebhookReceiver.start()]);
     // The workspace is made by the CLI before the server starts: the embedded store's data directory is one process's at a time.
-    ({ token } = await runCompiledCli<{ token: string }>(['workspace', 'create', '--name', 'Compiled walk', '--email', 'owner@compiled.example.test'], store.env));
+    const created = await runCompiledCli<{ token: string; workspaceId: string }>(['workspace', 'create', '--name', 'Compiled walk', '--email', 'owner@compiled.example.test'], store.env);
+    token = created.token;
+    // A second person who may approve incentives (never their sender).
+    const approver = await runCompiledCli<{ userId: string }>(['user', 'create', '--workspace', created.workspaceId, '--email', 'approver@compiled.example.test', '--role', 'OPS_MANAGER'], store.env);
+    ({ token: approverToken } = await runCompiledCli<{ token: string }>(['token', 'create', '--user', approver.userId], store.env));
     serverEnv = {
       ...store.env,
       JOBS: 'on',
@@ -356,6 +361,25 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     unwrap(await api.POST('/incentives/{incentiveId}/resend', incentivePath));
     unwrap(await api.POST('/incentives/{incentiveId}/cancel', incentivePath));
     unwrap(await api.POST('/incentives/search', { body: { studyId: pilot.studyId } }));
+
+    // Money: a budget, an approval threshold, one incentive approved by a second person and one refused, the ledger.
+    const walkBudget = unwrap(await api.POST('/incentive-budgets', { body: { name: 'Compiled', currency: 'EUR', limitCents: 100_000 } }));
+    const budgetPath = { params: { path: { budgetId: walkBudget.budgetId } } };
+    unwrap(await api.GET('/incentive-budgets', {}));
+    unwrap(await api.GET('/incentive-budgets/{budgetId}', budgetPath));
+    unwrap(await api.PATCH('/incentive-budgets/{budgetId}', { ...budgetPath, body: { limitCents: 200_000 } }));
+    unwrap(await api.PUT('/incentive-approval-settings', { body: { thresholds: [{ currency: 'EUR', amountCents: 1000 }] } }));
+    unwrap(await api.GET('/incentive-approval-settings', {}));
+    const waitingBody = { participantId: pilotParticipants.results[0]!.participantId, type: 'MONEY_OR_GIFT_CARD' as const, amountCents: 5000, budgetId: walkBudget.budgetId };
+    const approved = unwrap(await api.POST('/incentives', { body: waitingBody }));
+    const refused = unwrap(await api.POST('/incentives', { body: waitingBody }));
+    unwrap(await api.GET('/incentive-approvals', {}));
+    const approverApi = clientFor(approverToken);
+    unwrap(await approverApi.POST('/incentives/{incentiveId}/approve', { params: { path: { incentiveId: approved.incentiveId } } }));
+    unwrap(await approverApi.POST('/incentives/{incentiveId}/refuse', { params: { path: { incentiveId: refused.incentiveId } }, body: { reason: 'Over the study plan' } }));
+    unwrap(await api.GET('/incentives/{incentiveId}/ledger', { params: { path: { incentiveId: approved.incentiveId } } }));
+    unwrap(await api.GET('/incentive-ledger', {}));
+    unwrap(await api.POST('/incentive-budgets/{budgetId}/archive', budgetPath));
 
     // A public signup form and its submission.
     const form = unwrap(await api.POST('/signups', { body: { name: 'Join the panel', populationId } }));

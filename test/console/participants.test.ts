@@ -195,7 +195,7 @@ describeConsole('console: participants, incentives and the event feed', () => {
     const dialog = page.getByRole('dialog', { name: 'Send this incentive?' });
     await dialog.waitFor();
     expect((await dialog.getByTestId('incentive-confirmation').textContent())!.replace(/\s+/g, ' ')).toBe(
-      `Send ${money(7550)} to Gus Confirmed (${email}) for the study Confirmed incentive study.`,
+      `Send ${money(7550)} (USD) to Gus Confirmed (${email}) for the study Confirmed incentive study.`,
     );
     await expect.poll(() => focused(page)).toBe('Don’t send');
     await expectAccessible(page);
@@ -283,6 +283,51 @@ describeConsole('console: participants, incentives and the event feed', () => {
     await rowOf(page, 'Incentives', 'A tote bag').getByText('Sent', { exact: true }).waitFor();
     await expectAccessible(page);
     expectNoPageErrors(world, page, [/status of 400/]);
+  });
+
+  it('sends from a budget in its currency, and shows an incentive waiting for approval, approved by a second person with the right', async () => {
+    const email = 'hal.approval@example.org';
+    const { studyId, participants } = await seedStudy('Approval incentive study', 'SURVEY', [email]);
+    const api = world.api();
+    const budget = unwrap(await api.POST('/incentive-budgets', { body: { name: 'Euro pot', currency: 'EUR', limitCents: 100_000 } }));
+    unwrap(await api.PUT('/incentive-approval-settings', { body: { thresholds: [{ currency: 'EUR', amountCents: 5000 }] } }));
+
+    // The researcher picks the budget: the currency follows it, and the confirmation names it.
+    const researcher = await world.newPage();
+    await signIn(researcher, world.users.RESEARCHER.token);
+    await openStudy(researcher, studyId, 'Approval incentive study');
+    await researcher.getByRole('button', { name: `Send incentive: ${email}` }).click();
+    await researcher.getByLabel('Budget').selectOption(budget.budgetId);
+    await researcher.getByLabel('Amount (EUR)').fill('80');
+    await researcher.getByRole('button', { name: 'Send incentive…' }).click();
+    const dialog = researcher.getByRole('dialog', { name: 'Send this incentive?' });
+    const euros = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'EUR' }).format(80);
+    expect((await dialog.getByTestId('incentive-confirmation').textContent())!.replace(/\s+/g, ' ')).toBe(
+      `Send ${euros} (EUR) to Hal Approval (${email}) for the study Approval incentive study.`,
+    );
+    await dialog.getByRole('button', { name: `Send ${euros}` }).click();
+    const row = rowOf(researcher, 'Incentives', email);
+    await row.getByText('Waiting for approval', { exact: true }).waitFor();
+    // The researcher may not approve (no right): nothing offered.
+    expect(await row.getByRole('button', { name: /Approve/ }).count()).toBe(0);
+    const [sent] = unwrap(await api.POST('/incentives/search', { body: { studyId } })).results;
+    expect(sent).toMatchObject({ participantId: participants[0]!.participantId, amountCents: 8000, currency: 'EUR', budgetId: budget.budgetId, approval: { state: 'PENDING' } });
+
+    // An ops manager approves it: ordered, its status the reference's.
+    const ops = await world.newPage();
+    ops.on('dialog', (prompt) => void prompt.accept());
+    await signIn(ops, world.users.OPS_MANAGER.token);
+    await openStudy(ops, studyId, 'Approval incentive study');
+    const opsRow = rowOf(ops, 'Incentives', email);
+    await opsRow.getByRole('button', { name: `Approve incentive: ${email}` }).click();
+    await opsRow.getByText('Unclaimed', { exact: true }).waitFor();
+    await expectAccessible(ops);
+    expect(unwrap(await api.GET('/incentives/{incentiveId}', { params: { path: { incentiveId: sent!.incentiveId } } })).approval).toMatchObject({
+      state: 'APPROVED',
+      decidedByUserId: world.users.OPS_MANAGER.userId,
+    });
+    expectNoPageErrors(world, researcher);
+    expectNoPageErrors(world, ops);
   });
 
   it('offers no cancel or resend once the study is launched', async () => {

@@ -4,16 +4,20 @@ import { describeProblem, fieldMessage, type Problem, unplacedMessages } from '.
 import { ErrorNotice } from '../components/ErrorNotice.js';
 import { Field } from '../components/Field.js';
 import { isMasked } from '../components/Masked.js';
-import { formatCents, parseMoney } from '../format.js';
+import { currencyDigits, formatCents, parseMoney } from '../format.js';
 import type { Person } from '../people.js';
 import { useSession } from '../session.js';
 import { type IncentiveType, incentiveTypes, isProviderBacked, typeLabels } from './states.js';
 
 type Study = Schema<'Study'>;
 type Participant = Schema<'Participant'>;
-type SendBody = { participantId: string; type: IncentiveType; amountCents?: number; customIncentiveValue?: string; budgetId?: string };
+type SendBody = { participantId: string; type: IncentiveType; amountCents?: number; currency: string; customIncentiveValue?: string; budgetId?: string };
+type Budget = Schema<'IncentiveBudget'>;
 
-const shownPaths = [['type'], ['amountCents'], ['customIncentiveValue'], ['budgetId']] as const;
+/** The currencies the API takes (docs/api/incentives.md); the list a person picks from. */
+const currencies = ['USD', 'EUR', 'GBP', 'CAD', 'AUD', 'NZD', 'CHF', 'SEK', 'NOK', 'DKK', 'JPY', 'BHD'] as const;
+
+const shownPaths = [['type'], ['currency'], ['amountCents'], ['customIncentiveValue'], ['budgetId']] as const;
 
 /** What the confirmation names: the request, and its parts in words. */
 interface Pending {
@@ -38,9 +42,10 @@ export function recipientWords(person: Pick<Person, 'name'> | undefined, email: 
 
 /**
  * Sends one incentive to a participant (POST /incentives, E-reference "send an incentive"): its
- * type, the amount in US dollars (the API counts cents; nothing is filled in for the person), or
+ * type, the budget (a picker of the workspace's budgets: a budget sets the currency), the currency,
+ * the amount in it (the API counts its minor unit; nothing is filled in for the person), or
  * for a CUSTOM reward its value in words and an optional amount; the budget. Nothing is sent
- * before a confirmation that names the amount, the person and the study; the API's errors then
+ * before a confirmation that names the amount, its currency, the person and the study; the API's errors then
  * show beside the field they name.
  */
 export function SendIncentiveForm(props: { participant: Participant; person: Person | undefined; study: Study; onSent(): void; onClose(): void }) {
@@ -50,6 +55,16 @@ export function SendIncentiveForm(props: { participant: Participant; person: Per
   const [amount, setAmount] = useState('');
   const [customValue, setCustomValue] = useState('');
   const [budgetId, setBudgetId] = useState('');
+  const [chosenCurrency, setCurrency] = useState('USD');
+  const [budgets, setBudgets] = useState<Budget[]>([]);
+  // The budgets to pick from (live ones, first page of 100): a budget sets the currency.
+  useEffect(() => {
+    void api.GET('/incentive-budgets', { params: { query: { size: 100 } } }).then(({ data }) => setBudgets(data?.results ?? []));
+  }, [api]);
+  // Without a choice the API takes the study plan's budget: its currency applies the same.
+  const planBudgetId = plan.incentive?.incentiveBudgetId ?? '';
+  const budget = budgets.find((candidate) => candidate.budgetId === (budgetId || planBudgetId));
+  const currency = budget?.currency ?? chosenCurrency;
   const [problem, setProblem] = useState<Problem | undefined>();
   const [busy, setBusy] = useState(false);
   const [pending, setPending] = useState<Pending | undefined>();
@@ -70,24 +85,26 @@ export function SendIncentiveForm(props: { participant: Participant; person: Per
   function review(event: Event) {
     event.preventDefault();
     const custom = type === 'CUSTOM';
-    const amountCents = amount.trim() === '' ? undefined : parseMoney(amount);
+    const amountCents = amount.trim() === '' ? undefined : parseMoney(amount, currency);
     const value = customValue.trim() || undefined;
     const fail = (path: string, message: string) => setProblem({ status: 0, summary: message, fields: [{ path: [path], message }] });
-    if (amount.trim() !== '' && amountCents === undefined) return fail('amountCents', 'Give an amount in dollars, such as 75 or 12.50.');
+    const example = currencyDigits(currency) === 0 ? '5000' : '75 or 12.50';
+    if (amount.trim() !== '' && amountCents === undefined) return fail('amountCents', `Give an amount in ${currency}, such as ${example}.`);
     // The API's rules (POST /incentives): an amount for every type but CUSTOM; a CUSTOM reward
     // without one says what is given, or the plan does.
-    if (!custom && amountCents === undefined) return fail('amountCents', 'Give the amount to send, in dollars, such as 75 or 12.50.');
+    if (!custom && amountCents === undefined) return fail('amountCents', `Give the amount to send, in ${currency}, such as ${example}.`);
     if (custom && amountCents === undefined && !value && !plan.incentive?.defaultCustomIncentiveValue) {
       return fail('customIncentiveValue', 'Say what is given (a gift, a voucher code), or give an amount.');
     }
     setProblem(undefined);
     const given = custom ? (value ?? plan.incentive?.defaultCustomIncentiveValue) : undefined;
-    const money = amountCents !== undefined ? formatCents(amountCents) : undefined;
+    const money = amountCents !== undefined ? `${formatCents(amountCents, currency)} (${currency})` : undefined;
     setPending({
       body: {
         participantId: props.participant.participantId,
         type,
         ...(amountCents !== undefined ? { amountCents } : {}),
+        currency,
         ...(custom && value ? { customIncentiveValue: value } : {}),
         ...(budgetId.trim() ? { budgetId: budgetId.trim() } : {}),
       },
@@ -137,13 +154,36 @@ export function SendIncentiveForm(props: { participant: Participant; person: Per
             </select>
           )}
         </Field>
+        <Field label="Budget" error={fieldMessage(problem, ['budgetId'])} hint="Its amount is taken from the budget as it is sent; a budget sets the currency.">
+          {(control) => (
+            <select {...control} value={budgetId} onChange={(event) => setBudgetId(event.currentTarget.value)}>
+              <option value="">{planBudgetId ? "The study plan's" : 'No budget'}</option>
+              {budgets.map((candidate) => (
+                <option key={candidate.budgetId} value={candidate.budgetId}>
+                  {candidate.name} ({candidate.currency}, {formatCents(candidate.remainingCents, candidate.currency)} left)
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Currency" error={fieldMessage(problem, ['currency'])} hint={budget ? "The budget's currency." : undefined}>
+          {(control) => (
+            <select {...control} value={currency} disabled={budget !== undefined} onChange={(event) => setCurrency(event.currentTarget.value)}>
+              {currencies.map((code) => (
+                <option key={code} value={code}>
+                  {code}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
         <Field
-          label="Amount (USD)"
+          label={`Amount (${currency})`}
           error={fieldMessage(problem, ['amountCents'])}
           hint={
             type === 'CUSTOM'
               ? 'Optional for a custom reward: leave it empty for a thing rather than money.'
-              : `In dollars, such as 75 or 12.50.${plan.incentive?.amount !== undefined ? ` The study plan says ${formatCents(Math.round(plan.incentive.amount * 100))}.` : ''}`
+              : `In ${currency}, such as ${currencyDigits(currency) === 0 ? '5000' : '75 or 12.50'}.${plan.incentive?.amount !== undefined ? ` The study plan says ${formatCents(Math.round(plan.incentive.amount * 100))}.` : ''}`
           }
         >
           {(control) => <input {...control} inputMode="decimal" autocomplete="off" value={amount} onInput={(event) => setAmount(event.currentTarget.value)} />}
@@ -153,9 +193,6 @@ export function SendIncentiveForm(props: { participant: Participant; person: Per
             {(control) => <input {...control} value={customValue} maxLength={1000} onInput={(event) => setCustomValue(event.currentTarget.value)} />}
           </Field>
         )}
-        <Field label="Budget" error={fieldMessage(problem, ['budgetId'])} hint="Optional; default: the study plan's incentive budget.">
-          {(control) => <input {...control} value={budgetId} maxLength={100} onInput={(event) => setBudgetId(event.currentTarget.value)} />}
-        </Field>
         <div class="actions">
           <button type="submit" ref={sendButton} disabled={busy}>
             Send incentive…
@@ -189,8 +226,12 @@ export function SendIncentiveForm(props: { participant: Participant; person: Per
                 <dd>{typeLabels[pending.body.type]}</dd>
               </div>
               <div>
+                <dt>Currency</dt>
+                <dd>{pending.body.currency}</dd>
+              </div>
+              <div>
                 <dt>Budget</dt>
-                <dd>{pending.body.budgetId ?? "The study plan's"}</dd>
+                <dd>{budget ? budget.name : planBudgetId ? "The study plan's" : 'None'}</dd>
               </div>
             </dl>
             <p class="muted">

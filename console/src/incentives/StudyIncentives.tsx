@@ -32,6 +32,7 @@ export function StudyIncentives({ study, version }: { study: Study; version: num
   const { api } = useSession().session;
   const mayCancelRole = useMay('post /incentives/{incentiveId}/cancel');
   const mayResendRole = useMay('post /incentives/{incentiveId}/resend');
+  const mayApproveRole = useMay('post /incentives/{incentiveId}/approve');
   const pages = useCursorPages([study.studyId]);
   const incentives = useLoad(async () => {
     const page = unwrap(
@@ -50,20 +51,37 @@ export function StudyIncentives({ study, version }: { study: Study; version: num
       id: 'amount',
       header: 'Amount',
       cell: ({ row }) => {
-        const { type, customIncentiveValue, amountCents } = row.original.incentive;
-        return type === 'CUSTOM' && customIncentiveValue ? `${customIncentiveValue}${amountCents > 0 ? ` (${formatCents(amountCents)})` : ''}` : formatCents(amountCents);
+        const { type, customIncentiveValue, amountCents, currency } = row.original.incentive;
+        return type === 'CUSTOM' && customIncentiveValue ? `${customIncentiveValue}${amountCents > 0 ? ` (${formatCents(amountCents, currency)})` : ''}` : formatCents(amountCents, currency);
       },
     },
-    { id: 'status', header: 'Status', cell: ({ row }) => <StatusBadge status={row.original.incentive.status} /> },
+    {
+      id: 'status',
+      header: 'Status',
+      // Waiting for approval reads UNCLAIMED in the API (the reference's states): said as it is here.
+      cell: ({ row }) => {
+        const { status, approval } = row.original.incentive;
+        return approval?.state === 'PENDING' ? <StatusBadge status="WAITING_FOR_APPROVAL" /> : approval?.state === 'REFUSED' ? <StatusBadge status="REFUSED" /> : <StatusBadge status={status} />;
+      },
+    },
     { id: 'sentAt', header: 'Sent', cell: ({ row }) => <Moment at={row.original.incentive.sentAt} /> },
   ];
-  // Cancel and resend exist only while the study is a draft: otherwise the column would stay empty.
-  if ((mayCancelRole || mayResendRole) && study.status === 'DRAFT') {
+  // Cancel and resend exist only while the study is a draft; approval whatever its status.
+  const waiting = incentives.data?.rows.some((row) => row.incentive.approval?.state === 'PENDING') ?? false;
+  if (((mayCancelRole || mayResendRole) && study.status === 'DRAFT') || (mayApproveRole && waiting)) {
     columns.push({
       id: 'actions',
       header: 'Actions',
       cell: ({ row }) => (
-        <IncentiveActions incentive={row.original.incentive} person={row.original.person} studyStatus={study.status} mayCancel={mayCancelRole} mayResend={mayResendRole} onChanged={incentives.reload} />
+        <IncentiveActions
+          incentive={row.original.incentive}
+          person={row.original.person}
+          studyStatus={study.status}
+          mayCancel={mayCancelRole}
+          mayResend={mayResendRole}
+          mayApprove={mayApproveRole}
+          onChanged={incentives.reload}
+        />
       ),
     });
   }
@@ -93,7 +111,7 @@ export function StudyIncentives({ study, version }: { study: Study; version: num
   );
 }
 
-function IncentiveActions(props: { incentive: Incentive; person: Person | undefined; studyStatus: string; mayCancel: boolean; mayResend: boolean; onChanged(): void }) {
+function IncentiveActions(props: { incentive: Incentive; person: Person | undefined; studyStatus: string; mayCancel: boolean; mayResend: boolean; mayApprove: boolean; onChanged(): void }) {
   const { incentive } = props;
   const { api } = useSession().session;
   const [busy, setBusy] = useState(false);
@@ -101,19 +119,27 @@ function IncentiveActions(props: { incentive: Incentive; person: Person | undefi
   const [done, setDone] = useState<string | undefined>();
   const offerCancel = props.mayCancel && mayCancel(incentive, props.studyStatus);
   const offerResend = props.mayResend && mayResend(incentive, props.studyStatus);
-  if (!offerCancel && !offerResend && !problem) return null;
+  // The API refuses the sender's own decision (409, said below): a second person decides.
+  const offerDecision = props.mayApprove && incentive.approval?.state === 'PENDING';
+  if (!offerCancel && !offerResend && !offerDecision && !problem) return null;
   const who = incentive.recipientEmail ?? recipientWords(props.person, null);
 
-  async function act(action: 'cancel' | 'resend') {
+  const money = `${formatCents(incentive.amountCents, incentive.currency)} (${incentive.currency})`;
+
+  async function act(action: 'cancel' | 'resend' | 'approve' | 'refuse') {
     if (action === 'cancel' && !window.confirm(`Cancel the incentive sent to ${who}?`)) return;
+    if (action === 'approve' && !window.confirm(`Approve ${money} to ${who}? It is ordered at the incentive provider at once.`)) return;
+    if (action === 'refuse' && !window.confirm(`Refuse ${money} to ${who}? It is never paid, and its budget gets the amount back.`)) return;
     setBusy(true);
     setProblem(undefined);
     setDone(undefined);
     const path = { params: { path: { incentiveId: incentive.incentiveId } } };
     try {
       if (action === 'cancel') unwrap(await api.POST('/incentives/{incentiveId}/cancel', path));
+      else if (action === 'approve') unwrap(await api.POST('/incentives/{incentiveId}/approve', path));
+      else if (action === 'refuse') unwrap(await api.POST('/incentives/{incentiveId}/refuse', { ...path, body: {} }));
       else unwrap(await api.POST('/incentives/{incentiveId}/resend', path));
-      setDone(action === 'cancel' ? 'Canceled.' : 'The claim email was sent again.');
+      setDone({ cancel: 'Canceled.', approve: 'Approved: ordered.', refuse: 'Refused.', resend: 'The claim email was sent again.' }[action]);
       props.onChanged();
     } catch (error) {
       setProblem(describeProblem(error));
@@ -129,6 +155,16 @@ function IncentiveActions(props: { incentive: Incentive; person: Person | undefi
           <button type="button" class="secondary outline" disabled={busy} aria-label={`Resend incentive: ${who}`} onClick={() => void act('resend')}>
             Resend
           </button>
+        )}
+        {offerDecision && (
+          <>
+            <button type="button" class="outline" disabled={busy} aria-label={`Approve incentive: ${who}`} onClick={() => void act('approve')}>
+              Approve
+            </button>
+            <button type="button" class="secondary outline" disabled={busy} aria-label={`Refuse incentive: ${who}`} onClick={() => void act('refuse')}>
+              Refuse
+            </button>
+          </>
         )}
         {offerCancel && (
           <button type="button" class="secondary outline" disabled={busy} aria-label={`Cancel incentive: ${who}`} onClick={() => void act('cancel')}>

@@ -25,6 +25,7 @@ export function mayCancel(incentive: { status: IncentiveStatus }, studyStatus: s
 }
 
 /** A provider-backed incentive waiting to be claimed can have its claim email sent again, while its study is a draft. */
-export function mayResend(incentive: { type: string | null; status: IncentiveStatus }, studyStatus: string): boolean {
-  return studyStatus === 'DRAFT' && isProviderBacked(incentive.type) && incentive.status === 'UNCLAIMED';
+export function mayResend(incentive: { type: string | null; status: IncentiveStatus; approval?: { state: string } | null }, studyStatus: string): boolean {
+  // Waiting for approval reads UNCLAIMED but nothing was ordered: nothing to resend.
+  return studyStatus === 'DRAFT' && isProviderBacked(incentive.type) && incentive.status === 'UNCLAIMED' && incentive.approval?.state !== 'PENDING';
 }

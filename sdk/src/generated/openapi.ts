@@ -1155,7 +1155,9 @@ export interface paths {
          *
          *     The incentive is recorded before the provider is called, so it is never half-sent: if the provider refuses the order the answer is still 201, with status ERROR; if the provider does not answer in time it is 201 with status UNCLAIMED, and the service orders again in the background (with the incentive id as the provider's idempotency key, so it is paid once) until the provider confirms, or voids it and marks it ERROR after about two hours of attempts.
          *
-         *     Send an `Idempotency-Key` to retry safely: the key is also kept on the incentive itself, so one key never pays twice, even after the 24 hours the service keeps ordinary keys. `recipientEmail` is the recipient's current email: null once the person is deleted, masked ("***@***") for tokens without the personal-data right.
+         *     Send an `Idempotency-Key` to retry safely: the key is also kept on the incentive itself, so one key never pays twice, even after the 24 hours the service keeps ordinary keys.
+         *
+         *     Money: amountCents is in the currency's minor unit (currency: given, else the budget's, else USD). With a budget the amount is taken from it in the transaction that records the incentive (never overspent). Above the workspace's approval threshold for the currency a provider-backed incentive waits for a second person (approval.state PENDING, not ordered). Guide: docs/api/incentives.md. `recipientEmail` is the recipient's current email: null once the person is deleted, masked ("***@***") for tokens without the personal-data right.
          *
          *     Requires the right `incentives:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER).
          */
@@ -1226,6 +1228,222 @@ export interface paths {
          *     Reference operation E17. Requires the right `incentives:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER).
          */
         post: operations["cancelIncentive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/incentive-approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List incentives waiting for approval
+         * @description Incentives whose approval.state is PENDING, oldest first, keyset-paged. `recipientEmail` is the recipient's current email: null once the person is deleted, masked ("***@***") for tokens without the personal-data right.
+         *
+         *     Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         */
+        get: operations["listPendingIncentiveApprovals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/incentives/{incentiveId}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve an incentive
+         * @description Approves an incentive waiting for approval and orders it at the provider (as a send does: a refusal reads ERROR, an unknown outcome is retried in the background, paid once). Only users with the incentives:approve right (SUPER_ADMIN, OPS_MANAGER) and never the incentive's sender. Guide: docs/api/incentives.md#approvals.
+         *
+         *     Requires the right `incentives:approve` (roles: SUPER_ADMIN, OPS_MANAGER).
+         */
+        post: operations["approveIncentive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/incentives/{incentiveId}/refuse": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refuse an incentive
+         * @description Refuses an incentive waiting for approval: it is never ordered, reads CANCELED with approval.state REFUSED, and gives its budget its amount back. Only users with the incentives:approve right (SUPER_ADMIN, OPS_MANAGER) and never the incentive's sender. Guide: docs/api/incentives.md#approvals.
+         *
+         *     Requires the right `incentives:approve` (roles: SUPER_ADMIN, OPS_MANAGER).
+         */
+        post: operations["refuseIncentive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/incentives/{incentiveId}/ledger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An incentive's ledger
+         * @description Every money event of the incentive, oldest first, with who or what did it. Guide: docs/api/incentives.md#the-ledger.
+         *
+         *     Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         */
+        get: operations["getIncentiveLedger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/incentive-ledger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's money ledger
+         * @description Every order, approval, refusal, resend, cancellation, expiry and provider report, in the order written, keyset-paged, within [since, until). Append-only, and kept after a person is deleted (without their values). Guide: docs/api/incentives.md#the-ledger.
+         *
+         *     Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         */
+        get: operations["listIncentiveLedger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/incentive-budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List incentive budgets
+         * @description In the order they were made, keyset-paged; archived ones with includeArchived=true. Guide: docs/api/incentives.md#budgets.
+         *
+         *     Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         */
+        get: operations["listIncentiveBudgets"];
+        put?: never;
+        /**
+         * Create an incentive budget
+         * @description A budget in one currency: incentives that name it (budgetId) take their amount from it as they are recorded, never past its limit. Guide: docs/api/incentives.md#budgets.
+         *
+         *     Requires the right `incentives:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER).
+         */
+        post: operations["createIncentiveBudget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/incentive-budgets/{budgetId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an incentive budget
+         * @description With what is spent and what remains, as of now. Guide: docs/api/incentives.md#budgets.
+         *
+         *     Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         */
+        get: operations["getIncentiveBudget"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Rename an incentive budget or change its limit
+         * @description The currency never changes. A limit below what is spent is a 409. Guide: docs/api/incentives.md#budgets.
+         *
+         *     Requires the right `incentives:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER).
+         */
+        patch: operations["updateIncentiveBudget"];
+        trace?: never;
+    };
+    "/incentive-budgets/{budgetId}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive an incentive budget
+         * @description No new incentive is paid from it (409 naming ["budgetId"]); those sent before stay, and still give their amount back if they end unpaid. Archiving again changes nothing. Guide: docs/api/incentives.md#budgets.
+         *
+         *     Requires the right `incentives:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER).
+         */
+        post: operations["archiveIncentiveBudget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/incentive-approval-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the approval thresholds
+         * @description Per currency, the amount above which a provider-backed incentive waits for approval. Guide: docs/api/incentives.md#approvals.
+         *
+         *     Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         */
+        get: operations["getIncentiveApprovalSettings"];
+        /**
+         * Set the approval thresholds
+         * @description Replaces every threshold. Only who may approve may set them (the incentives:approve right: SUPER_ADMIN, OPS_MANAGER), so a sender cannot lift the threshold on their own payments. They apply to incentives sent from then on. Guide: docs/api/incentives.md#approvals.
+         *
+         *     Requires the right `incentives:approve` (roles: SUPER_ADMIN, OPS_MANAGER).
+         */
+        put: operations["putIncentiveApprovalSettings"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2157,6 +2375,28 @@ export interface webhooks {
          *     Delivery is at least once, by the Standard Webhooks specification: headers `webhook-id` (the message id, the same on every retry: deduplicate on it), `webhook-timestamp` (seconds since the epoch, of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>`, two space-separated signatures while a rotated-out secret is still valid). Answer 2xx within 10 s; anything else, a redirect, or no answer is a failure. A failed delivery is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h (each ±10% at random): 10 attempts over about 3 days, then the delivery is FAILED. An endpoint whose every attempt has failed for 5 days is disabled, and `disabledReason` says since when and why; enabling it again (PATCH `enabled: true`) resumes its pending deliveries.
          */
         post: operations["webhook_incentive_status_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "incentive.approval_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * incentive.approval_changed
+         * @description An incentive above the workspace's approval threshold waits for approval (from null to PENDING), or was approved, refused or withdrawn.
+         *
+         *     Delivery is at least once, by the Standard Webhooks specification: headers `webhook-id` (the message id, the same on every retry: deduplicate on it), `webhook-timestamp` (seconds since the epoch, of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>`, two space-separated signatures while a rotated-out secret is still valid). Answer 2xx within 10 s; anything else, a redirect, or no answer is a failure. A failed delivery is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h (each ±10% at random): 10 attempts over about 3 days, then the delivery is FAILED. An endpoint whose every attempt has failed for 5 days is disabled, and `disabledReason` says since when and why; enabling it again (PATCH `enabled: true`) resumes its pending deliveries.
+         */
+        post: operations["webhook_incentive_approval_changed"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3136,9 +3376,9 @@ export interface components {
          *     | INVITED_TO_STUDY_L30 | number | the number of studies the person was invited to in the last 30 days (by the time of the first invitation) |
          *     | INVITED_TO_STUDY_L90 | number | the number of studies the person was invited to in the last 90 days (by the time of the first invitation) |
          *     | INVITED_TO_STUDY_L365 | number | the number of studies the person was invited to in the last 365 days (by the time of the first invitation) |
-         *     | TOTAL_SENT_LAST_YEAR | number | incentives sent to the person in the last 365 days, in cents (statuses UNCLAIMED, CLAIMED, SENT) |
-         *     | TOTAL_SENT_LAST_CALENDAR_YEAR | number | incentives sent to the person in the previous UTC calendar year, in cents (statuses UNCLAIMED, CLAIMED, SENT) |
-         *     | TOTAL_SENT_ALL_TIME | number | incentives ever sent to the person, in cents (statuses UNCLAIMED, CLAIMED, SENT) |
+         *     | TOTAL_SENT_LAST_YEAR | number | incentives sent to the person in the last 365 days, in USD cents (statuses UNCLAIMED, CLAIMED, SENT; other currencies are not added) |
+         *     | TOTAL_SENT_LAST_CALENDAR_YEAR | number | incentives sent to the person in the previous UTC calendar year, in USD cents (statuses UNCLAIMED, CLAIMED, SENT; other currencies are not added) |
+         *     | TOTAL_SENT_ALL_TIME | number | incentives ever sent to the person, in USD cents (statuses UNCLAIMED, CLAIMED, SENT; other currencies are not added) |
          *     | TOTAL_NUMBER_OF_CONTACT | number | the number of times the person was contacted: each invitation to a study, each screener sent, and each message delivered (a message sent with an invitation or screener is that contact, not a second) |
          *     | TOTAL_NUMBER_OF_CONTACT_L30 | number | the number of times the person was contacted in the last 30 days: each invitation to a study, each screener sent, and each message delivered (a message sent with an invitation or screener is that contact, not a second) |
          *     | TOTAL_NUMBER_OF_CONTACT_L90 | number | the number of times the person was contacted in the last 90 days: each invitation to a study, each screener sent, and each message delivered (a message sent with an invitation or screener is that contact, not a second) |
@@ -3183,7 +3423,7 @@ export interface components {
          *     |---|---|---|
          *     | EMAIL | text (email) | the recipient's email (empty once the recipient is deleted) |
          *     | TYPE | enum (MONEY_OR_GIFT_CARD, PROVIDER_ONE_MONEY, RECRUITMENT_FEE, CUSTOM) | the incentive type |
-         *     | AMOUNT | number | the amount, in cents |
+         *     | AMOUNT | number | the amount, in the minor unit of the incentive's own currency (cents for USD, yen for JPY): compare within one currency by adding a CURRENCY condition |
          *     | STATUS | enum (UNCLAIMED, CLAIMED, CANCELED, ERROR, SENT, EXPIRED) | the incentive status |
          *     | STUDY | text | the id of the study the incentive was sent for |
          *     | SENDER | text | the id of the user who sent the incentive |
@@ -3191,6 +3431,7 @@ export interface components {
          *     | INCENTIVE_BUDGET | text | the budget id the incentive was paid from |
          *     | CUSTOM_INCENTIVE | text | the custom incentive id |
          *     | CUSTOM_INCENTIVE_VALUE | text | the custom incentive value |
+         *     | CURRENCY | enum (USD, EUR, GBP, CAD, AUD, NZD, CHF, SEK, NOK, DKK, JPY, BHD) | the ISO 4217 code of the incentive's currency |
          *
          *     **PARTICIPANT** names read the participant of the study searched (in a signup-submission search: the person's participant of `studyId`).
          *
@@ -3203,7 +3444,7 @@ export interface components {
          *     | TEST_COMPLETED_AT | date-time | when the participant completed the test or survey (testCompletedAt) |
          *     | INTERVIEW_START_TIME | date-time | when the booked session starts (interviewStartTime) |
          *     | INTERVIEW_START_DATE | date-time | the UTC day of interviewStartTime (its midnight); sorts by day, ties by participant id |
-         *     | INCENTIVE_PAID | number | incentives sent to the participant for this study, in cents (statuses UNCLAIMED, CLAIMED, SENT); 0 when none |
+         *     | INCENTIVE_PAID | number | incentives sent to the participant for this study, in USD cents (statuses UNCLAIMED, CLAIMED, SENT; other currencies are not added); 0 when none |
          *     | CONSENT_FORM_SUBMITTED | boolean | whether the participant submitted the study's consent form |
          *     | PARTICIPANT_ID | text | the participant's id |
          *     | APPROVAL_STATUS | enum (PENDING_REVIEW, APPROVED, REJECTED) | the approval status |
@@ -3558,6 +3799,7 @@ export interface components {
          *       "incentiveId": "inc_01JD0000000000000000000000",
          *       "type": "MONEY_OR_GIFT_CARD",
          *       "amountCents": 7500,
+         *       "currency": "USD",
          *       "sentAt": "2026-11-22T10:00:00.000Z",
          *       "recipientEmail": "grace@example.org",
          *       "personId": "per_01JD0000000000000000000000",
@@ -3566,15 +3808,18 @@ export interface components {
          *       "status": "UNCLAIMED",
          *       "budgetId": "bgt_research_2026",
          *       "customIncentiveId": null,
-         *       "customIncentiveValue": null
+         *       "customIncentiveValue": null,
+         *       "approval": null
          *     }
          */
         Incentive: {
             incentiveId: string;
             /** @description MONEY_OR_GIFT_CARD: money or a gift card, paid through the incentive provider; starts UNCLAIMED; PROVIDER_ONE_MONEY: money paid through PROVIDER_ONE's payout, ordered through the incentive provider; starts UNCLAIMED; RECRUITMENT_FEE: a fee paid outside the service (no claim flow): recorded as paid, like CUSTOM; starts SENT; CUSTOM: the workspace's own reward (customIncentiveId, customIncentiveValue), handed over outside the service; starts SENT */
             type: "MONEY_OR_GIFT_CARD" | "PROVIDER_ONE_MONEY" | "RECRUITMENT_FEE" | "CUSTOM" | null;
-            /** @description The amount in cents (USD), greater than 0; 0 for a CUSTOM incentive sent without an amount (a gift or a voucher code, whose customIncentiveValue says what it is). Sums of money sent (TOTAL_SENT_*, INCENTIVE_PAID) count such an incentive as 0. */
+            /** @description The amount in the currency's minor unit (cents for USD and EUR, yen for JPY, fils for BHD), greater than 0; 0 for a CUSTOM incentive sent without an amount (a gift or a voucher code, whose customIncentiveValue says what it is). Sums of money sent (TOTAL_SENT_*, INCENTIVE_PAID) count such an incentive as 0, and count USD incentives only (sums never mix currencies). */
             amountCents: number;
+            /** @description ISO 4217 code, one of USD, EUR, GBP, CAD, AUD, NZD, CHF, SEK, NOK, DKK, JPY, BHD. Amounts are integers in the currency's minor unit (amountCents: cents for USD, yen for JPY (no decimals), fils for BHD (three)). */
+            currency: string;
             /** Format: date-time */
             sentAt: string;
             /** @description The recipient's current email; null when the recipient was deleted; masked ("***@***") for tokens without the personal-data right. */
@@ -3590,6 +3835,100 @@ export interface components {
             customIncentiveId: string | null;
             /** @description CUSTOM incentives: its value, as text. */
             customIncentiveValue: string | null;
+            /** @description null unless the incentive was above the workspace's approval threshold for its currency. While approval.state is PENDING the status reads UNCLAIMED (the reference has no waiting status) but nothing is ordered: it cannot be resent, and cancel withdraws it. */
+            approval: {
+                /** @description PENDING: above the workspace's approval threshold: waiting for a second person; not ordered at the provider yet (status reads UNCLAIMED); APPROVED: approved by a second person, then ordered; REFUSED: refused by a second person: never ordered, status CANCELED, its budget given back; WITHDRAWN: canceled (POST /incentives/{incentiveId}/cancel) before a decision: never ordered, status CANCELED */
+                state: "PENDING" | "APPROVED" | "REFUSED" | "WITHDRAWN";
+                /** @description Who approved or refused it; null while PENDING or when WITHDRAWN. */
+                decidedByUserId: string | null;
+                decidedAt: string | null;
+                /** @description The refusal's reason, if one was given. */
+                reason: string | null;
+            } | null;
+        };
+        /**
+         * IncentiveLedgerEntry
+         * @example {
+         *       "entryId": "led_01JD0000000000000000000000",
+         *       "incentiveId": "inc_01JD0000000000000000000000",
+         *       "kind": "SENT",
+         *       "amountCents": 7500,
+         *       "currency": "USD",
+         *       "studyId": "stu_01JD0000000000000000000000",
+         *       "participantId": "ptc_01JD0000000000000000000000",
+         *       "personId": "per_01JD0000000000000000000000",
+         *       "budgetId": "bgt_01JD0000000000000000000000",
+         *       "status": "UNCLAIMED",
+         *       "actor": {
+         *         "kind": "USER",
+         *         "id": "usr_01JD0000000000000000000000",
+         *         "tokenId": "tok_01JD0000000000000000000000"
+         *       },
+         *       "recipientEmail": "grace@example.org",
+         *       "note": null,
+         *       "at": "2026-11-22T10:00:00.000Z"
+         *     }
+         */
+        IncentiveLedgerEntry: {
+            /** @description Entries are in the order they were written. */
+            entryId: string;
+            incentiveId: string;
+            /** @description SENT: the incentive was recorded (and, provider-backed, ordered at the provider); recipientEmail is the address it went to; APPROVAL_REQUESTED: recorded above the approval threshold: waiting for a second person, not ordered; APPROVED: a second person approved it: it is ordered now; REFUSED: a second person refused it: never ordered, CANCELED, its budget given back; WITHDRAWN: canceled while waiting for approval: never ordered; ORDER_CONFIRMED: the provider confirmed the order; ORDER_FAILED: the provider refused the order, or it was voided after it was never confirmed (ERROR); RESENT: the provider sent the claim email again; CANCEL_REQUESTED: a cancel asked the provider to void the order; CANCELED: canceled (the provider confirmed the void, or one paid outside the service marked so); VOID_REFUSED: the provider refused to void the order: it stands; EXPIRY_STARTED: unclaimed for a year: the order is being voided; EXPIRED: the provider confirmed the void of an expired order; PROVIDER_REPORT: a provider's report (claimed or failed), applied or repeated: note says which */
+            kind: "SENT" | "APPROVAL_REQUESTED" | "APPROVED" | "REFUSED" | "WITHDRAWN" | "ORDER_CONFIRMED" | "ORDER_FAILED" | "RESENT" | "CANCEL_REQUESTED" | "CANCELED" | "VOID_REFUSED" | "EXPIRY_STARTED" | "EXPIRED" | "PROVIDER_REPORT";
+            /** @description The incentive's amount, in the currency's minor unit. */
+            amountCents: number;
+            currency: string;
+            studyId: string;
+            participantId: string;
+            personId: string;
+            budgetId: string | null;
+            /** @description The incentive's status after this entry. */
+            status: "UNCLAIMED" | "CLAIMED" | "CANCELED" | "ERROR" | "SENT" | "EXPIRED";
+            actor: {
+                /** @description USER: through the API (id: the user; tokenId: the token used); JOB: the background work (id: its queue); PROVIDER: a provider report (id: the provider). */
+                kind: "USER" | "JOB" | "PROVIDER";
+                id: string;
+                tokenId: string | null;
+            };
+            /** @description SENT entries: the address the incentive went to. Null once the person is deleted (the entry stays, without their values); masked for tokens without the personal-data right. */
+            recipientEmail: string | null;
+            /** @description A provider's words, a refusal's reason; erased with the person. */
+            note: string | null;
+            /** Format: date-time */
+            at: string;
+        };
+        /**
+         * IncentiveBudget
+         * @example {
+         *       "budgetId": "bgt_01JD0000000000000000000000",
+         *       "name": "Research 2026",
+         *       "currency": "USD",
+         *       "limitCents": 500000,
+         *       "spentCents": 7500,
+         *       "remainingCents": 492500,
+         *       "archived": false,
+         *       "createdAt": "2026-11-22T10:00:00.000Z",
+         *       "updatedAt": "2026-11-22T10:00:00.000Z"
+         *     }
+         */
+        IncentiveBudget: {
+            /** @description The id incentives name (budgetId) and study plans default to (incentive.incentiveBudgetId). */
+            budgetId: string;
+            name: string;
+            /** @description ISO 4217 code, one of USD, EUR, GBP, CAD, AUD, NZD, CHF, SEK, NOK, DKK, JPY, BHD. Amounts are integers in the currency's minor unit (amountCents: cents for USD, yen for JPY (no decimals), fils for BHD (three)). Incentives paid from the budget are in it. */
+            currency: string;
+            /** @description The most its incentives may add up to, in the minor unit. */
+            limitCents: number;
+            /** @description What its incentives hold, in the minor unit: every one sent from it that did not end unpaid (CANCELED, ERROR, EXPIRED, or refused approval: those gave their amount back). Incentives waiting for approval hold theirs. */
+            spentCents: number;
+            /** @description limitCents − spentCents. */
+            remainingCents: number;
+            /** @description Archived budgets take no new incentives; those sent before are unchanged (and still give back). */
+            archived: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
         };
         /**
          * WebhookEndpoint
@@ -3616,7 +3955,7 @@ export interface components {
             /** @description Empty when none was given. */
             description: string;
             /** @description The event types delivered; empty: every type, including types added later. */
-            eventTypes: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "person.updated" | "participant.messages_stopped" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn" | "booking.created" | "booking.moved" | "booking.canceled")[];
+            eventTypes: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "incentive.approval_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "person.updated" | "participant.messages_stopped" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn" | "booking.created" | "booking.moved" | "booking.canceled")[];
             /** @description A disabled endpoint is sent nothing; events meanwhile can be replayed to it. */
             enabled: boolean;
             /** @description Why the service disabled the endpoint; null when enabled, or disabled by hand. */
@@ -16747,9 +17086,11 @@ export interface operations {
                     participantId: string;
                     /** @description MONEY_OR_GIFT_CARD: money or a gift card, paid through the incentive provider; starts UNCLAIMED; PROVIDER_ONE_MONEY: money paid through PROVIDER_ONE's payout, ordered through the incentive provider; starts UNCLAIMED; RECRUITMENT_FEE: a fee paid outside the service (no claim flow): recorded as paid, like CUSTOM; starts SENT; CUSTOM: the workspace's own reward (customIncentiveId, customIncentiveValue), handed over outside the service; starts SENT */
                     type: "MONEY_OR_GIFT_CARD" | "PROVIDER_ONE_MONEY" | "RECRUITMENT_FEE" | "CUSTOM";
-                    /** @description The amount in cents (USD), greater than 0. Required for every type but CUSTOM (400 naming ["amountCents"] without it). A CUSTOM incentive is a thing, not necessarily money: without amountCents it reads amountCents 0 and needs a customIncentiveValue (given, or the study plan's defaultCustomIncentiveValue) to say what was given. */
+                    /** @description The amount in the currency's minor unit, greater than 0, at most the currency's maximum (400 naming ["amountCents"] with the range: USD 1000000, EUR 1000000, JPY 1500000, BHD 3500000…; see docs/api/incentives.md). Required for every type but CUSTOM (400 naming ["amountCents"] without it). A CUSTOM incentive is a thing, not necessarily money: without amountCents it reads amountCents 0 and needs a customIncentiveValue (given, or the study plan's defaultCustomIncentiveValue) to say what was given. */
                     amountCents?: number;
-                    /** @description The incentive budget it is paid from; default: the study plan's incentiveBudgetId. */
+                    /** @description ISO 4217 code, one of USD, EUR, GBP, CAD, AUD, NZD, CHF, SEK, NOK, DKK, JPY, BHD. Amounts are integers in the currency's minor unit (amountCents: cents for USD, yen for JPY (no decimals), fils for BHD (three)). Default: the budget's currency, else USD; with a budget it must be the budget's (400 naming ["currency"]). */
+                    currency?: string;
+                    /** @description The incentive budget it is paid from (POST /incentive-budgets); default: the study plan's incentiveBudgetId. Its amount is taken from the budget as the incentive is recorded: 404 when no such budget, 409 when archived or with too little left. */
                     budgetId?: string;
                     /** @description CUSTOM only: the custom reward; default: the study plan's customIncentiveId. */
                     customIncentiveId?: string;
@@ -16776,7 +17117,7 @@ export interface operations {
                     "application/json": components["schemas"]["Incentive"];
                 };
             };
-            /** @description Invalid input; `path` names the offending field: amountCents missing on a type other than CUSTOM, customIncentiveId or customIncentiveValue on a type other than CUSTOM, or a CUSTOM incentive with neither amountCents nor a customIncentiveValue (given or the study plan's default; path ["customIncentiveValue"]). Or: the Idempotency-Key was already used with a different request, or is not 1–255 printable ASCII characters (path ["Idempotency-Key"]). */
+            /** @description Invalid input; `path` names the offending field: amountCents missing on a type other than CUSTOM, customIncentiveId or customIncentiveValue on a type other than CUSTOM, or a CUSTOM incentive with neither amountCents nor a customIncentiveValue (given or the study plan's default; path ["customIncentiveValue"]); an unsupported currency or one other than the budget's (path ["currency"]); an amount above the currency's maximum (path ["amountCents"], with the range). Or: the Idempotency-Key was already used with a different request, or is not 1–255 printable ASCII characters (path ["Idempotency-Key"]). */
             400: {
                 headers: {
                     /** @description Requests allowed per window for this token. */
@@ -16823,7 +17164,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description The participant does not exist in this workspace, or its person was deleted (path ["participantId"]). */
+            /** @description The participant does not exist in this workspace, or its person was deleted (path ["participantId"]); or the budget does not (path ["budgetId"]). */
             404: {
                 headers: {
                     /** @description Requests allowed per window for this token. */
@@ -16840,7 +17181,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A request with the same Idempotency-Key is still in progress (path ["Idempotency-Key"]); retry later. */
+            /** @description The budget is archived, or has too little left for the amount (path ["budgetId"]). Or: a request with the same Idempotency-Key is still in progress (path ["Idempotency-Key"]); retry later. */
             409: {
                 headers: {
                     /** @description Requests allowed per window for this token. */
@@ -17489,6 +17830,2009 @@ export interface operations {
             };
         };
     };
+    listPendingIncentiveApprovals: {
+        parameters: {
+            query?: {
+                /** @description The endCursor of the previous page. */
+                startCursor?: string;
+                /** @description Items per page, 1–100. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "incentiveId": "inc_01JD0000000000000000000000",
+                     *           "type": "MONEY_OR_GIFT_CARD",
+                     *           "amountCents": 7500,
+                     *           "currency": "USD",
+                     *           "sentAt": "2026-11-22T10:00:00.000Z",
+                     *           "recipientEmail": "grace@example.org",
+                     *           "personId": "per_01JD0000000000000000000000",
+                     *           "participantId": "ptc_01JD0000000000000000000000",
+                     *           "studyId": "stu_01JD0000000000000000000000",
+                     *           "status": "UNCLAIMED",
+                     *           "budgetId": "bgt_research_2026",
+                     *           "customIncentiveId": null,
+                     *           "customIncentiveValue": null,
+                     *           "approval": null
+                     *         }
+                     *       ],
+                     *       "total": 26,
+                     *       "pageInfo": {
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false,
+                     *         "startCursor": "WyIyMDI2LTExLTIyVDEwOjAwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAiXQ.mgF5XfEkTVTH8HRD9XuEGpAazs77QBeOZ_Es-HV8xXk",
+                     *         "endCursor": "WyIyMDI2LTExLTIwVDA5OjMwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMjQiXQ.6HB69XYPoMn4aLRhvMUcKdYVZUTP3HCY9TT8mhqrwns"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        results: components["schemas"]["Incentive"][];
+                        /** @description Every item that matches, not only this page. */
+                        total: number;
+                        pageInfo: components["schemas"]["PageInfo"];
+                    };
+                };
+            };
+            /** @description Invalid query (a cursor of another query). */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    approveIncentive: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes this request safe to retry: a retry with the same key and the same request gets the first response again (header `Idempotent-Replayed: true`) and does nothing twice. 1 to 255 printable ASCII characters (a UUID is a good key), scoped to the token's workspace and kept at least 24 hours. The same key with a different request is a 400, and while the first request is still running a 409 (both naming `["Idempotency-Key"]`). Responses of status 500 and above are not kept, so a retry after one runs again.
+                 * @example 5f0c8e0e-3b9a-4f1e-9a57-0d7e4c1b2a60
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                incentiveId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Incentive"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. Or: the Idempotency-Key was already used with a different request, or is not 1–255 printable ASCII characters (path ["Idempotency-Key"]). Or: this operation takes no body: a request with one that has fields (or is not a JSON object) is refused. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Incentive not found (also for another workspace's incentive). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The incentive does not wait for approval, was already approved, refused or withdrawn (two approvers at once: one wins), or the caller sent it (a second person decides); the message says which (path ["incentiveId"]). Or: a request with the same Idempotency-Key is still in progress (path ["Idempotency-Key"]); retry later. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request carries a body that is not application/json (this operation takes none; send no body). */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    refuseIncentive: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes this request safe to retry: a retry with the same key and the same request gets the first response again (header `Idempotent-Replayed: true`) and does nothing twice. 1 to 255 printable ASCII characters (a UUID is a good key), scoped to the token's workspace and kept at least 24 hours. The same key with a different request is a 400, and while the first request is still running a 409 (both naming `["Idempotency-Key"]`). Responses of status 500 and above are not kept, so a retry after one runs again.
+                 * @example 5f0c8e0e-3b9a-4f1e-9a57-0d7e4c1b2a60
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                incentiveId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Why, for the sender and the ledger. */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Incentive"];
+                };
+            };
+            /** @description Invalid input; `path` names the field. Or: the Idempotency-Key was already used with a different request, or is not 1–255 printable ASCII characters (path ["Idempotency-Key"]). */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Incentive not found (also for another workspace's incentive). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The incentive does not wait for approval, was already approved, refused or withdrawn (two approvers at once: one wins), or the caller sent it (a second person decides); the message says which (path ["incentiveId"]). Or: a request with the same Idempotency-Key is still in progress (path ["Idempotency-Key"]); retry later. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    getIncentiveLedger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                incentiveId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "entryId": "led_01JD0000000000000000000000",
+                     *           "incentiveId": "inc_01JD0000000000000000000000",
+                     *           "kind": "SENT",
+                     *           "amountCents": 7500,
+                     *           "currency": "USD",
+                     *           "studyId": "stu_01JD0000000000000000000000",
+                     *           "participantId": "ptc_01JD0000000000000000000000",
+                     *           "personId": "per_01JD0000000000000000000000",
+                     *           "budgetId": "bgt_01JD0000000000000000000000",
+                     *           "status": "UNCLAIMED",
+                     *           "actor": {
+                     *             "kind": "USER",
+                     *             "id": "usr_01JD0000000000000000000000",
+                     *             "tokenId": "tok_01JD0000000000000000000000"
+                     *           },
+                     *           "recipientEmail": "grace@example.org",
+                     *           "note": null,
+                     *           "at": "2026-11-22T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        results: components["schemas"]["IncentiveLedgerEntry"][];
+                    };
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Incentive not found (also for another workspace's incentive). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    listIncentiveLedger: {
+        parameters: {
+            query?: {
+                /** @description The endCursor of the previous page. */
+                startCursor?: string;
+                /** @description Items per page, 1–100. */
+                size?: number;
+                /**
+                 * @description Only entries written at or after this time.
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                since?: string;
+                /**
+                 * @description Only entries written before this time.
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "entryId": "led_01JD0000000000000000000000",
+                     *           "incentiveId": "inc_01JD0000000000000000000000",
+                     *           "kind": "SENT",
+                     *           "amountCents": 7500,
+                     *           "currency": "USD",
+                     *           "studyId": "stu_01JD0000000000000000000000",
+                     *           "participantId": "ptc_01JD0000000000000000000000",
+                     *           "personId": "per_01JD0000000000000000000000",
+                     *           "budgetId": "bgt_01JD0000000000000000000000",
+                     *           "status": "UNCLAIMED",
+                     *           "actor": {
+                     *             "kind": "USER",
+                     *             "id": "usr_01JD0000000000000000000000",
+                     *             "tokenId": "tok_01JD0000000000000000000000"
+                     *           },
+                     *           "recipientEmail": "grace@example.org",
+                     *           "note": null,
+                     *           "at": "2026-11-22T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "total": 26,
+                     *       "pageInfo": {
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false,
+                     *         "startCursor": "WyIyMDI2LTExLTIyVDEwOjAwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAiXQ.mgF5XfEkTVTH8HRD9XuEGpAazs77QBeOZ_Es-HV8xXk",
+                     *         "endCursor": "WyIyMDI2LTExLTIwVDA5OjMwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMjQiXQ.6HB69XYPoMn4aLRhvMUcKdYVZUTP3HCY9TT8mhqrwns"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        results: components["schemas"]["IncentiveLedgerEntry"][];
+                        /** @description Every item that matches, not only this page. */
+                        total: number;
+                        pageInfo: components["schemas"]["PageInfo"];
+                    };
+                };
+            };
+            /** @description Invalid query; `path` names the field. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    listIncentiveBudgets: {
+        parameters: {
+            query?: {
+                /** @description The endCursor of the previous page. */
+                startCursor?: string;
+                /** @description Items per page, 1–100. */
+                size?: number;
+                /** @description Archived budgets too. */
+                includeArchived?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "budgetId": "bgt_01JD0000000000000000000000",
+                     *           "name": "Research 2026",
+                     *           "currency": "USD",
+                     *           "limitCents": 500000,
+                     *           "spentCents": 7500,
+                     *           "remainingCents": 492500,
+                     *           "archived": false,
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "total": 26,
+                     *       "pageInfo": {
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false,
+                     *         "startCursor": "WyIyMDI2LTExLTIyVDEwOjAwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAiXQ.mgF5XfEkTVTH8HRD9XuEGpAazs77QBeOZ_Es-HV8xXk",
+                     *         "endCursor": "WyIyMDI2LTExLTIwVDA5OjMwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMjQiXQ.6HB69XYPoMn4aLRhvMUcKdYVZUTP3HCY9TT8mhqrwns"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        results: components["schemas"]["IncentiveBudget"][];
+                        /** @description Every item that matches, not only this page. */
+                        total: number;
+                        pageInfo: components["schemas"]["PageInfo"];
+                    };
+                };
+            };
+            /** @description Invalid query (a cursor of another query). */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    createIncentiveBudget: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes this request safe to retry: a retry with the same key and the same request gets the first response again (header `Idempotent-Replayed: true`) and does nothing twice. 1 to 255 printable ASCII characters (a UUID is a good key), scoped to the token's workspace and kept at least 24 hours. The same key with a different request is a 400, and while the first request is still running a 409 (both naming `["Idempotency-Key"]`). Responses of status 500 and above are not kept, so a retry after one runs again.
+                 * @example 5f0c8e0e-3b9a-4f1e-9a57-0d7e4c1b2a60
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Research 2026",
+                 *       "currency": "USD",
+                 *       "limitCents": 500000
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    /** @description ISO 4217 code, one of USD, EUR, GBP, CAD, AUD, NZD, CHF, SEK, NOK, DKK, JPY, BHD. Amounts are integers in the currency's minor unit (amountCents: cents for USD, yen for JPY (no decimals), fils for BHD (three)). */
+                    currency: string;
+                    /** @description The most its incentives may add up to, in the minor unit of currency. */
+                    limitCents: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IncentiveBudget"];
+                };
+            };
+            /** @description Invalid input; `path` names the field (currency not supported, limitCents out of range). Or: the Idempotency-Key was already used with a different request, or is not 1–255 printable ASCII characters (path ["Idempotency-Key"]). */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (path ["Idempotency-Key"]); retry later. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    getIncentiveBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                budgetId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IncentiveBudget"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Incentive budget not found (also for another workspace's budget). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    updateIncentiveBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                budgetId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "limitCents": 750000
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    /** @description The new limit: not below what is spent (409 naming ["limitCents"]). The currency never changes. */
+                    limitCents?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IncentiveBudget"];
+                };
+            };
+            /** @description Invalid input; `path` names the field. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Incentive budget not found (also for another workspace's budget). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description limitCents is below what is spent (path ["limitCents"]). */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    archiveIncentiveBudget: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes this request safe to retry: a retry with the same key and the same request gets the first response again (header `Idempotent-Replayed: true`) and does nothing twice. 1 to 255 printable ASCII characters (a UUID is a good key), scoped to the token's workspace and kept at least 24 hours. The same key with a different request is a 400, and while the first request is still running a 409 (both naming `["Idempotency-Key"]`). Responses of status 500 and above are not kept, so a retry after one runs again.
+                 * @example 5f0c8e0e-3b9a-4f1e-9a57-0d7e4c1b2a60
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                budgetId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IncentiveBudget"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. Or: the Idempotency-Key was already used with a different request, or is not 1–255 printable ASCII characters (path ["Idempotency-Key"]). Or: this operation takes no body: a request with one that has fields (or is not a JSON object) is refused. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Incentive budget not found (also for another workspace's budget). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (path ["Idempotency-Key"]); retry later. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request carries a body that is not application/json (this operation takes none; send no body). */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    getIncentiveApprovalSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "thresholds": [
+                     *         {
+                     *           "currency": "USD",
+                     *           "amountCents": 20000
+                     *         },
+                     *         {
+                     *           "currency": "JPY",
+                     *           "amountCents": 30000
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per currency at most. A currency without a threshold needs no approval. */
+                        thresholds: {
+                            /** @description ISO 4217 code, one of USD, EUR, GBP, CAD, AUD, NZD, CHF, SEK, NOK, DKK, JPY, BHD. Amounts are integers in the currency's minor unit (amountCents: cents for USD, yen for JPY (no decimals), fils for BHD (three)). */
+                            currency: string;
+                            /** @description Provider-backed incentives in this currency above this amount (minor unit) wait for approval; 0: every one does. */
+                            amountCents: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    putIncentiveApprovalSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "thresholds": [
+                 *         {
+                 *           "currency": "USD",
+                 *           "amountCents": 20000
+                 *         },
+                 *         {
+                 *           "currency": "JPY",
+                 *           "amountCents": 30000
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description One per currency at most. A currency without a threshold needs no approval. */
+                    thresholds: {
+                        /** @description ISO 4217 code, one of USD, EUR, GBP, CAD, AUD, NZD, CHF, SEK, NOK, DKK, JPY, BHD. Amounts are integers in the currency's minor unit (amountCents: cents for USD, yen for JPY (no decimals), fils for BHD (three)). */
+                        currency: string;
+                        /** @description Provider-backed incentives in this currency above this amount (minor unit) wait for approval; 0: every one does. */
+                        amountCents: number;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "thresholds": [
+                     *         {
+                     *           "currency": "USD",
+                     *           "amountCents": 20000
+                     *         },
+                     *         {
+                     *           "currency": "JPY",
+                     *           "amountCents": 30000
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per currency at most. A currency without a threshold needs no approval. */
+                        thresholds: {
+                            /** @description ISO 4217 code, one of USD, EUR, GBP, CAD, AUD, NZD, CHF, SEK, NOK, DKK, JPY, BHD. Amounts are integers in the currency's minor unit (amountCents: cents for USD, yen for JPY (no decimals), fils for BHD (three)). */
+                            currency: string;
+                            /** @description Provider-backed incentives in this currency above this amount (minor unit) wait for approval; 0: every one does. */
+                            amountCents: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input; `path` names the field (an unsupported currency, one given twice). */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
     searchIncentives: {
         parameters: {
             query?: never;
@@ -17926,7 +20270,7 @@ export interface operations {
                     url: string;
                     description?: string;
                     /** @description Event types to deliver; empty or left out: every type. */
-                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "person.updated" | "participant.messages_stopped" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn" | "booking.created" | "booking.moved" | "booking.canceled")[];
+                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "incentive.approval_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "person.updated" | "participant.messages_stopped" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn" | "booking.created" | "booking.moved" | "booking.canceled")[];
                     /** @default true */
                     enabled?: boolean;
                 };
@@ -17971,7 +20315,7 @@ export interface operations {
                         /** @description Empty when none was given. */
                         description: string;
                         /** @description The event types delivered; empty: every type, including types added later. */
-                        eventTypes: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "person.updated" | "participant.messages_stopped" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn" | "booking.created" | "booking.moved" | "booking.canceled")[];
+                        eventTypes: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "incentive.approval_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "person.updated" | "participant.messages_stopped" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn" | "booking.created" | "booking.moved" | "booking.canceled")[];
                         /** @description A disabled endpoint is sent nothing; events meanwhile can be replayed to it. */
                         enabled: boolean;
                         /** @description Why the service disabled the endpoint; null when enabled, or disabled by hand. */
@@ -18449,7 +20793,7 @@ export interface operations {
                     url?: string;
                     description?: string;
                     /** @description Event types to deliver; empty or left out: every type. */
-                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "person.updated" | "participant.messages_stopped" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn" | "booking.created" | "booking.moved" | "booking.canceled")[];
+                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "incentive.approval_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "person.updated" | "participant.messages_stopped" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn" | "booking.created" | "booking.moved" | "booking.canceled")[];
                     /** @description true also clears disabledReason and resumes pending deliveries. */
                     enabled?: boolean;
                 };
@@ -19398,7 +21742,7 @@ export interface operations {
                      */
                     until?: string;
                     /** @description Only these types; default: the endpoint's subscription. */
-                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "person.updated" | "participant.messages_stopped" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn" | "booking.created" | "booking.moved" | "booking.canceled")[];
+                    eventTypes?: ("participant.status_changed" | "participant.approval_changed" | "participant.screener_changed" | "study.status_changed" | "incentive.status_changed" | "incentive.approval_changed" | "person.opted_out" | "person.opted_in" | "person.deleted" | "person.updated" | "participant.messages_stopped" | "import.completed" | "import.failed" | "signup.submitted" | "consent.submitted" | "consent.withdrawn" | "booking.created" | "booking.moved" | "booking.canceled")[];
                 };
             };
         };
@@ -25506,14 +27850,74 @@ export interface operations {
                         personId: string;
                         /** @description The incentive type. */
                         type: string;
-                        /** @description The amount, in cents. */
+                        /** @description The amount, in the currency's minor unit. */
                         amountCents: number;
+                        /** @description ISO 4217 code. */
+                        currency: string;
                         /** @description The status before; null when the incentive was just sent. */
                         from: string | null;
                         /** @description The status now: UNCLAIMED, SENT, CLAIMED, ERROR (failed), CANCELED or EXPIRED. */
                         to: string;
                         /** @description Why it failed, for ERROR; otherwise null. */
                         failureReason: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx. Anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_incentive_approval_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on each retry; deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was made. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "incentive.approval_changed";
+                    /**
+                     * Format: date-time
+                     * @description When the change was made.
+                     */
+                    timestamp: string;
+                    /** @description An incentive above the workspace's approval threshold waits for approval (from null to PENDING), or was approved, refused or withdrawn. */
+                    data: {
+                        /** @description The incentive. */
+                        incentiveId: string;
+                        /** @description Its study. */
+                        studyId: string;
+                        /** @description Its participant. */
+                        participantId: string;
+                        /** @description Its recipient. */
+                        personId: string;
+                        /** @description The amount, in the currency's minor unit. */
+                        amountCents: number;
+                        /** @description ISO 4217 code. */
+                        currency: string;
+                        /** @description The approval state before; null when the incentive was just sent above the threshold. */
+                        from: string | null;
+                        /** @description The approval state now: PENDING, APPROVED, REFUSED or WITHDRAWN. */
+                        to: string;
+                        /** @description Who approved or refused; null otherwise. */
+                        decidedByUserId: string | null;
                     };
                 };
             };

@@ -102,17 +102,17 @@ export const searchNames: Readonly<Record<'PERSON' | 'PARTICIPANT' | 'INCENTIVE'
     {
       "name": "TOTAL_SENT_LAST_YEAR",
       "type": "number",
-      "meaning": "incentives sent to the person in the last 365 days, in cents (statuses UNCLAIMED, CLAIMED, SENT)"
+      "meaning": "incentives sent to the person in the last 365 days, in USD cents (statuses UNCLAIMED, CLAIMED, SENT; other currencies are not added)"
     },
     {
       "name": "TOTAL_SENT_LAST_CALENDAR_YEAR",
       "type": "number",
-      "meaning": "incentives sent to the person in the previous UTC calendar year, in cents (statuses UNCLAIMED, CLAIMED, SENT)"
+      "meaning": "incentives sent to the person in the previous UTC calendar year, in USD cents (statuses UNCLAIMED, CLAIMED, SENT; other currencies are not added)"
     },
     {
       "name": "TOTAL_SENT_ALL_TIME",
       "type": "number",
-      "meaning": "incentives ever sent to the person, in cents (statuses UNCLAIMED, CLAIMED, SENT)"
+      "meaning": "incentives ever sent to the person, in USD cents (statuses UNCLAIMED, CLAIMED, SENT; other currencies are not added)"
     },
     {
       "name": "TOTAL_NUMBER_OF_CONTACT",
@@ -336,7 +336,7 @@ export const searchNames: Readonly<Record<'PERSON' | 'PARTICIPANT' | 'INCENTIVE'
     {
       "name": "AMOUNT",
       "type": "number",
-      "meaning": "the amount, in cents"
+      "meaning": "the amount, in the minor unit of the incentive's own currency (cents for USD, yen for JPY): compare within one currency by adding a CURRENCY condition"
     },
     {
       "name": "STATUS",
@@ -380,6 +380,25 @@ export const searchNames: Readonly<Record<'PERSON' | 'PARTICIPANT' | 'INCENTIVE'
       "name": "CUSTOM_INCENTIVE_VALUE",
       "type": "text",
       "meaning": "the custom incentive value"
+    },
+    {
+      "name": "CURRENCY",
+      "type": "enum",
+      "meaning": "the ISO 4217 code of the incentive's currency",
+      "options": [
+        "USD",
+        "EUR",
+        "GBP",
+        "CAD",
+        "AUD",
+        "NZD",
+        "CHF",
+        "SEK",
+        "NOK",
+        "DKK",
+        "JPY",
+        "BHD"
+      ]
     }
   ],
   "PARTICIPANT": [
@@ -434,7 +453,7 @@ export const searchNames: Readonly<Record<'PERSON' | 'PARTICIPANT' | 'INCENTIVE'
     {
       "name": "INCENTIVE_PAID",
       "type": "number",
-      "meaning": "incentives sent to the participant for this study, in cents (statuses UNCLAIMED, CLAIMED, SENT); 0 when none"
+      "meaning": "incentives sent to the participant for this study, in USD cents (statuses UNCLAIMED, CLAIMED, SENT; other currencies are not added); 0 when none"
     },
     {
       "name": "CONSENT_FORM_SUBMITTED",

@@ -5,6 +5,8 @@ import { type JobHandler, type Schedule, sweepScope } from '../../jobs/queue.js'
 import type { IncentiveProviders, ProviderOrder } from '../../providers/index.js';
 import * as queries from './queries.js';
 import { confirmedOrder, ORDER_ATTEMPTS_MAX, PROVIDER_RETRY_SECONDS, PROVIDER_RETRY_SECONDS_MAX, refusedOrder, transition, voidConfirmed, voidRefused } from './service.js';
+import { inTransaction } from '../../db/transaction.js';
+import { type Actor, appendLedger } from './ledger.js';
 import { EXPIRY_APPLIES_FROM, expiryCutoff, type ProviderBackedType } from './states.js';
 
 export const EXPIRY_QUEUE = 'incentives.expire';
@@ -12,6 +14,9 @@ export const PROVIDER_QUEUE = 'incentives.provider';
 /** Each expiry is a provider call: batches as small as the provider work's. */
 const EXPIRY_BATCH_SIZE = 20;
 const PROVIDER_BATCH_SIZE = 20;
+/** The background work, as the ledger names it. */
+const providerJob: Actor = { kind: 'JOB', id: PROVIDER_QUEUE };
+const expiryJob: Actor = { kind: 'JOB', id: EXPIRY_QUEUE };
 
 export interface ExpiryResult {
   /** Voided at the provider and marked EXPIRED. */
@@ -41,7 +46,7 @@ export function expireIncentivesHandler(db: Kysely<DB>, clock: Clock, providers:
       let after: queries.ExpiryPosition | undefined;
       for (;;) {
         job.signal.throwIfAborted();
-        const expiring = await queries.startExpiries(db, {
+        const expiring = await startExpiriesRecorded(db, {
           appliesFrom: EXPIRY_APPLIES_FROM,
           cutoff: expiryCutoff(now).toISOString(),
           now: clock.now().toISOString(),
@@ -51,7 +56,7 @@ export function expireIncentivesHandler(db: Kysely<DB>, clock: Clock, providers:
           workspaceId,
         });
         for (const row of expiring) {
-          const outcome = await retryVoid(db, clock, providers, row);
+          const outcome = await retryVoid(db, clock, providers, row, expiryJob);
           result[outcome === 'voided' ? 'expired' : 'voidsPending']++;
         }
         const last = expiring.at(-1);
@@ -60,6 +65,15 @@ export function expireIncentivesHandler(db: Kysely<DB>, clock: Clock, providers:
       }
     },
   };
+}
+
+/** startExpiries and its ledger entries (EXPIRY_STARTED), in one transaction. */
+async function startExpiriesRecorded(db: Kysely<DB>, options: Parameters<typeof queries.startExpiries>[1]): Promise<IncentiveRow[]> {
+  return inTransaction(db, async (transaction) => {
+    const rows = await queries.startExpiries(transaction, options);
+    await appendLedger(transaction, rows.map((row) => ({ row, entry: { kind: 'EXPIRY_STARTED' as const, actor: expiryJob, at: options.now } })));
+    return rows;
+  });
 }
 
 export const expireIncentivesSchedule: Schedule = { name: 'incentives.expire', queue: EXPIRY_QUEUE, everySeconds: 60 * 60 };
@@ -96,7 +110,7 @@ export function providerWorkHandler(db: Kysely<DB>, clock: Clock, providers: Inc
           workspaceId: sweepScope(job),
         });
         for (const row of due) {
-          const outcome = row.provider_state === 'VOIDING' ? await retryVoid(db, clock, providers, row) : await retryOrder(db, clock, providers, row);
+          const outcome = row.provider_state === 'VOIDING' ? await retryVoid(db, clock, providers, row, providerJob) : await retryOrder(db, clock, providers, row);
           result[outcome]++;
         }
         if (due.length < PROVIDER_BATCH_SIZE) return result;
@@ -123,14 +137,14 @@ async function retryOrder(db: Kysely<DB>, clock: Clock, providers: IncentiveProv
     incentiveId: row.incentive_id,
     type: row.type as ProviderBackedType,
     amountCents: row.amount_cents,
-    currency: 'USD',
+    currency: row.currency,
     recipientEmail,
     recipientName: [row.recipient_first_name, row.recipient_last_name].filter((part) => part).join(' ') || null,
   };
   const outcome = await providers.call((options) => provider.order(order, options));
   if (outcome.kind === 'unknown') return 'unknown';
   const at = clock.now().toISOString();
-  await transition(db, row.workspace_id, row.incentive_id, (current) => {
+  await transition(db, row.workspace_id, row.incentive_id, providerJob, (current) => {
     if (current.provider_state !== 'PENDING') return undefined;
     return outcome.kind === 'done' ? confirmedOrder(outcome.value.reference, at) : refusedOrder(`The provider refused the order: ${outcome.reason}`, at);
   });
@@ -147,17 +161,17 @@ async function giveUp(db: Kysely<DB>, clock: Clock, providers: IncentiveProvider
   // claimed); it stays PENDING until the provider's report or an order attempt settles it.
   if (outcome.kind !== 'done') return 'unknown';
   const at = clock.now().toISOString();
-  await transition(db, row.workspace_id, row.incentive_id, (current) => (current.provider_state === 'PENDING' ? refusedOrder(reason, at) : undefined));
+  await transition(db, row.workspace_id, row.incentive_id, providerJob, (current) => (current.provider_state === 'PENDING' ? refusedOrder(reason, at) : undefined));
   return 'gaveUp';
 }
 
-async function retryVoid(db: Kysely<DB>, clock: Clock, providers: IncentiveProviders, row: IncentiveRow): Promise<WorkOutcome> {
+async function retryVoid(db: Kysely<DB>, clock: Clock, providers: IncentiveProviders, row: IncentiveRow, actor: Actor): Promise<WorkOutcome> {
   const provider = providers.get(row.provider!);
   const outcome = await providers.call((options) =>
     provider.void({ workspaceId: row.workspace_id, incentiveId: row.incentive_id, reference: row.provider_reference }, options),
   );
   if (outcome.kind === 'unknown') return 'unknown';
   const at = clock.now().toISOString();
-  await transition(db, row.workspace_id, row.incentive_id, (current) => (outcome.kind === 'done' ? voidConfirmed(current, at) : voidRefused(current, at)));
+  await transition(db, row.workspace_id, row.incentive_id, actor, (current) => (outcome.kind === 'done' ? voidConfirmed(current, at) : voidRefused(current, at)));
   return outcome.kind === 'done' ? 'voided' : 'refused';
 }

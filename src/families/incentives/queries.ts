@@ -17,6 +17,11 @@ export const incentiveColumns = [
   'budget_id',
   'custom_incentive_id',
   'custom_incentive_value',
+  'currency',
+  'approval_state',
+  'approval_decided_by_user_id',
+  'approval_decided_at',
+  'approval_reason',
 ] as const satisfies readonly (keyof IncentivesTable)[];
 
 export type PresentableIncentiveRow = Pick<IncentiveRow, (typeof incentiveColumns)[number]>;
@@ -45,6 +50,32 @@ export async function findIncentive(db: Executor, workspaceId: string, incentive
     .where('incentive_id', '=', incentiveId)
     .$if(options.forUpdate === true, (query) => query.forUpdate())
     .executeTakeFirst();
+}
+
+/** A live person's contact details, for ordering an incentive approved after it was recorded. */
+export async function findRecipient(db: Executor, workspaceId: string, personId: string) {
+  return db
+    .selectFrom('people')
+    .select(['email', 'first_name', 'last_name'])
+    .where('workspace_id', '=', workspaceId)
+    .where('person_id', '=', personId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** One keyset page of the incentives waiting for approval, oldest first. */
+export async function listAwaitingApproval(db: Executor, workspaceId: string, after: string | undefined, size: number) {
+  const base = db.selectFrom('incentives').where('workspace_id', '=', workspaceId).where('approval_state', '=', 'PENDING');
+  const [rows, count] = await Promise.all([
+    base
+      .selectAll()
+      .$if(after !== undefined, (query) => query.where('incentive_id', '>', after!))
+      .orderBy('incentive_id')
+      .limit(size + 1)
+      .execute(),
+    base.select(sql<number>`count(*)::int`.as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: count.total };
 }
 
 export async function findIncentiveByIdempotencyKey(db: Executor, workspaceId: string, key: string) {

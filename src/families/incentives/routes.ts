@@ -4,7 +4,10 @@ import { Type } from '@sinclair/typebox';
 import { requestContext, type ServiceDeps } from '../../context.js';
 import { idempotencyOf, REPLAYED_HEADER } from '../../http/idempotency/plugin.js';
 import { errorResponse } from '../../http/schemas.js';
-import { Incentive, IncentiveActionResult, IncentiveIdParams, SendIncentiveBody } from './schemas.js';
+import { cursorScope, listPage } from '../../http/pagination.js';
+import { Incentive, IncentiveActionResult, IncentiveIdParams, IncentiveLedger, IncentiveList, LedgerEntryList, LedgerQuery, RefuseIncentiveBody, SendIncentiveBody } from './schemas.js';
+import { ListQuery } from '../../http/schemas.js';
+import { ledgerOfIncentive, listLedger, presentLedgerEntry } from './ledger.js';
 import * as service from './service.js';
 
 const tags = ['Incentives'];
@@ -34,7 +37,11 @@ export const incentivesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> 
           'service orders again in the background (with the incentive id as the provider\'s idempotency key, so it is paid once) until ' +
           'the provider confirms, or voids it and marks it ERROR after about two hours of attempts.\n\n' +
           'Send an `Idempotency-Key` to retry safely: the key is also kept on the incentive itself, so one key never pays twice, even ' +
-          `after the 24 hours the service keeps ordinary keys. ${recipientNote}`,
+          'after the 24 hours the service keeps ordinary keys.\n\n' +
+          "Money: amountCents is in the currency's minor unit (currency: given, else the budget's, else USD). With a budget the amount is " +
+          "taken from it in the transaction that records the incentive (never overspent). Above the workspace's approval threshold for the " +
+          'currency a provider-backed incentive waits for a second person (approval.state PENDING, not ordered). Guide: docs/api/incentives.md. ' +
+          recipientNote,
         tags,
         body: SendIncentiveBody,
         response: {
@@ -42,9 +49,13 @@ export const incentivesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> 
           400: errorResponse(
             'Invalid input; `path` names the offending field: amountCents missing on a type other than CUSTOM, customIncentiveId or ' +
               'customIncentiveValue on a type other than CUSTOM, or a CUSTOM incentive with neither amountCents nor a customIncentiveValue ' +
-              "(given or the study plan's default; path [\"customIncentiveValue\"]).",
+              "(given or the study plan's default; path [\"customIncentiveValue\"]); an unsupported currency or one other than the budget's " +
+              '(path ["currency"]); an amount above the currency\'s maximum (path ["amountCents"], with the range).',
           ),
-          404: errorResponse('The participant does not exist in this workspace, or its person was deleted (path ["participantId"]).'),
+          404: errorResponse(
+            'The participant does not exist in this workspace, or its person was deleted (path ["participantId"]); or the budget does not (path ["budgetId"]).',
+          ),
+          409: errorResponse('The budget is archived, or has too little left for the amount (path ["budgetId"]).'),
         },
       },
     },
@@ -129,5 +140,115 @@ export const incentivesRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> 
       },
     },
     async (request) => service.cancelIncentive(context(request), deps.providers, request.params.incentiveId),
+  );
+
+  const decisionErrors = {
+    404: incentiveNotFound,
+    409: errorResponse(
+      'The incentive does not wait for approval, was already approved, refused or withdrawn (two approvers at once: one wins), or the caller ' +
+        'sent it (a second person decides); the message says which (path ["incentiveId"]).',
+    ),
+  };
+  const approvalsNote =
+    'Only users with the incentives:approve right (SUPER_ADMIN, OPS_MANAGER) and never the incentive\'s sender. Guide: docs/api/incentives.md#approvals.';
+
+  app.get(
+    '/incentive-approvals',
+    {
+      config: { right: 'incentives:read' },
+      schema: {
+        operationId: 'listPendingIncentiveApprovals',
+        summary: 'List incentives waiting for approval',
+        description: `Incentives whose approval.state is PENDING, oldest first, keyset-paged. ${recipientNote}`,
+        tags,
+        querystring: ListQuery,
+        response: { 200: IncentiveList, 400: errorResponse('Invalid query (a cursor of another query).') },
+      },
+    },
+    async (request) =>
+      listPage(deps.cursors, cursorScope(context(request).workspaceId, 'incentive-approvals'), request.query, (incentive) => incentive.incentiveId, (after, size) =>
+        service.listAwaitingApproval(context(request), after, size),
+      ),
+  );
+
+  app.post(
+    '/incentives/:incentiveId/approve',
+    {
+      config: { right: 'incentives:approve' },
+      schema: {
+        operationId: 'approveIncentive',
+        summary: 'Approve an incentive',
+        description:
+          'Approves an incentive waiting for approval and orders it at the provider (as a send does: a refusal reads ERROR, an unknown outcome is ' +
+          `retried in the background, paid once). ${approvalsNote}`,
+        tags,
+        params: IncentiveIdParams,
+        response: { 200: Type.Ref(Incentive), ...decisionErrors },
+      },
+    },
+    async (request) => service.approveIncentive(context(request), deps.providers, request.params.incentiveId),
+  );
+
+  app.post(
+    '/incentives/:incentiveId/refuse',
+    {
+      config: { right: 'incentives:approve' },
+      schema: {
+        operationId: 'refuseIncentive',
+        summary: 'Refuse an incentive',
+        description: `Refuses an incentive waiting for approval: it is never ordered, reads CANCELED with approval.state REFUSED, and gives its budget its amount back. ${approvalsNote}`,
+        tags,
+        params: IncentiveIdParams,
+        body: RefuseIncentiveBody,
+        response: { 200: Type.Ref(Incentive), 400: errorResponse('Invalid input; `path` names the field.'), ...decisionErrors },
+      },
+    },
+    async (request) => service.refuseIncentive(context(request), request.params.incentiveId, request.body.reason),
+  );
+
+  app.get(
+    '/incentives/:incentiveId/ledger',
+    {
+      config: { right: 'incentives:read' },
+      schema: {
+        operationId: 'getIncentiveLedger',
+        summary: "An incentive's ledger",
+        description: 'Every money event of the incentive, oldest first, with who or what did it. Guide: docs/api/incentives.md#the-ledger.',
+        tags,
+        params: IncentiveIdParams,
+        response: { 200: IncentiveLedger, 404: incentiveNotFound },
+      },
+    },
+    async (request) => {
+      const call = context(request);
+      const incentive = await service.getIncentive(call, request.params.incentiveId);
+      const rows = await ledgerOfIncentive(call.db, call.workspaceId, incentive.incentiveId);
+      return { results: rows.map((row) => presentLedgerEntry(row, call.canReadPersonalData)) };
+    },
+  );
+
+  app.get(
+    '/incentive-ledger',
+    {
+      config: { right: 'incentives:read' },
+      schema: {
+        operationId: 'listIncentiveLedger',
+        summary: "The workspace's money ledger",
+        description:
+          'Every order, approval, refusal, resend, cancellation, expiry and provider report, in the order written, keyset-paged, within [since, until). ' +
+          'Append-only, and kept after a person is deleted (without their values). Guide: docs/api/incentives.md#the-ledger.',
+        tags,
+        querystring: LedgerQuery,
+        response: { 200: LedgerEntryList, 400: errorResponse('Invalid query; `path` names the field.') },
+      },
+    },
+    async (request) => {
+      const call = context(request);
+      const { since, until } = request.query;
+      return listPage(deps.cursors, cursorScope(call.workspaceId, `incentive-ledger:${since ?? ''}:${until ?? ''}`), request.query, (entry) => entry.entryId, async (after, size) => {
+        const { rows, total } = await listLedger(call.db, call.workspaceId, { since, until }, after, size);
+        return { rows: rows.slice(0, size).map((row) => presentLedgerEntry(row, call.canReadPersonalData)), hasNextPage: rows.length > size, total };
+      });
+    },
   );
 };

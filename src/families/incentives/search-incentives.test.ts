@@ -66,7 +66,7 @@ describe('E7: searching incentives', () => {
     };
     seeds = [
       seed(0, { amountCents: 5000, status: 'CLAIMED', budgetId: 'bud_b', sentAt: ago(9) }),
-      seed(1, { amountCents: 2500, status: 'UNCLAIMED', type: 'PROVIDER_ONE_MONEY', sentAt: ago(2), sentByUserId: otherSender }),
+      seed(1, { amountCents: 2500, currency: 'EUR', status: 'UNCLAIMED', type: 'PROVIDER_ONE_MONEY', sentAt: ago(2), sentByUserId: otherSender }),
       seed(2, { amountCents: 300, status: 'SENT', type: 'CUSTOM', customIncentiveId: 'swag', customIncentiveValue: 'T-shirt', sentAt: ago(5) }),
       seed(3, { amountCents: 2500, status: 'CANCELED', budgetId: 'bud_a', sentAt: ago(1) }),
       seed(3, { amountCents: 150, status: 'SENT', type: 'RECRUITMENT_FEE', sentAt: ago(30) }),
@@ -85,6 +85,7 @@ describe('E7: searching incentives', () => {
     EMAIL: (seed) => emails[people.indexOf(seed.personId)]!,
     TYPE: (seed) => seed.type ?? (seed.status === 'SENT' ? 'CUSTOM' : 'MONEY_OR_GIFT_CARD'),
     AMOUNT: (seed) => seed.amountCents,
+    CURRENCY: (seed) => seed.currency ?? 'USD',
     STATUS: (seed) => seed.status!,
     STUDY: (seed) => seed.studyId,
     SENDER: (seed) => seed.sentByUserId,

@@ -2,6 +2,7 @@ import type { Kysely, KyselyPlugin } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { call, createTenant, startTestService, type Tenant, type TestService } from '../../../test/harness.js';
 import {
+  createBudget,
   createParticipant,
   createStudy,
   getIncentive,
@@ -71,7 +72,8 @@ describe('POST /incentives', () => {
   it('sends a MONEY_OR_GIFT_CARD incentive: UNCLAIMED, ordered at the provider, read back the same', async () => {
     const tenant = await createTenant(service);
     const participant = await createParticipant(service, tenant);
-    const response = await postIncentive(service, tenant, { participantId: participant.participantId, type: 'MONEY_OR_GIFT_CARD', amountCents: 7500, budgetId: 'bgt_1' });
+    const { budgetId } = await createBudget(service, tenant);
+    const response = await postIncentive(service, tenant, { participantId: participant.participantId, type: 'MONEY_OR_GIFT_CARD', amountCents: 7500, budgetId });
     expect(response.statusCode, response.body).toBe(201);
     expect(response.headers['idempotent-replayed']).toBeUndefined();
     const incentive = response.json();
@@ -85,9 +87,11 @@ describe('POST /incentives', () => {
       participantId: participant.participantId,
       studyId: participant.studyId,
       status: 'UNCLAIMED',
-      budgetId: 'bgt_1',
+      budgetId,
       customIncentiveId: null,
       customIncentiveValue: null,
+      currency: 'USD',
+      approval: null,
     });
     expect((await getIncentive(service, tenant, incentive.incentiveId)).json()).toEqual(incentive);
     const row = await incentiveRow(service, tenant, incentive.incentiveId);
@@ -112,16 +116,18 @@ describe('POST /incentives', () => {
   it("records CUSTOM and RECRUITMENT_FEE as SENT without the provider, with the study plan's defaults", async () => {
     const tenant = await createTenant(service);
     const studyId = await createStudy(service, tenant);
-    await setStudyIncentive(tenant, studyId, { incentiveBudgetId: 'bgt_plan', customIncentiveId: 'tshirt', defaultCustomIncentiveValue: 'Size M' });
+    const { budgetId: planBudget } = await createBudget(service, tenant);
+    const { budgetId: ownBudget } = await createBudget(service, tenant);
+    await setStudyIncentive(tenant, studyId, { incentiveBudgetId: planBudget, customIncentiveId: 'tshirt', defaultCustomIncentiveValue: 'Size M' });
     const { participantId } = await createParticipant(service, tenant, { studyId });
     const ordersBefore = sandbox().calls.order;
 
     const custom = await sendIncentive(service, tenant, participantId, { type: 'CUSTOM', amountCents: 1500 });
-    expect(custom).toMatchObject({ type: 'CUSTOM', status: 'SENT', budgetId: 'bgt_plan', customIncentiveId: 'tshirt', customIncentiveValue: 'Size M' });
-    const given = await sendIncentive(service, tenant, participantId, { type: 'CUSTOM', amountCents: 1500, budgetId: 'bgt_own', customIncentiveId: 'mug', customIncentiveValue: 'Blue' });
-    expect(given).toMatchObject({ status: 'SENT', budgetId: 'bgt_own', customIncentiveId: 'mug', customIncentiveValue: 'Blue' });
+    expect(custom).toMatchObject({ type: 'CUSTOM', status: 'SENT', budgetId: planBudget, customIncentiveId: 'tshirt', customIncentiveValue: 'Size M' });
+    const given = await sendIncentive(service, tenant, participantId, { type: 'CUSTOM', amountCents: 1500, budgetId: ownBudget, customIncentiveId: 'mug', customIncentiveValue: 'Blue' });
+    expect(given).toMatchObject({ status: 'SENT', budgetId: ownBudget, customIncentiveId: 'mug', customIncentiveValue: 'Blue' });
     const fee = await sendIncentive(service, tenant, participantId, { type: 'RECRUITMENT_FEE', amountCents: 2000 });
-    expect(fee).toMatchObject({ type: 'RECRUITMENT_FEE', status: 'SENT', budgetId: 'bgt_plan', customIncentiveId: null, customIncentiveValue: null });
+    expect(fee).toMatchObject({ type: 'RECRUITMENT_FEE', status: 'SENT', budgetId: planBudget, customIncentiveId: null, customIncentiveValue: null });
 
     expect(sandbox().calls.order).toBe(ordersBefore);
     expect(await incentiveRow(service, tenant, fee.incentiveId)).toMatchObject({ provider: null, provider_state: null });
@@ -209,7 +215,10 @@ describe('POST /incentives', () => {
       [{ participantId, type: 'CASH', amountCents: 100 }, ['type']],
       [{ participantId, amountCents: 100 }, ['type']],
       [{ type: 'CUSTOM', amountCents: 100 }, ['participantId']],
-      [{ participantId, type: 'CUSTOM', amountCents: 100, currency: 'EUR' }, ['currency']],
+      [{ participantId, type: 'CUSTOM', amountCents: 100, currency: 'XTS' }, ['currency']],
+      [{ participantId, type: 'CUSTOM', amountCents: 100, currency: 'eur' }, ['currency']],
+      [{ participantId, type: 'MONEY_OR_GIFT_CARD', amountCents: 1_000_001, currency: 'EUR' }, ['amountCents']],
+      [{ participantId, type: 'MONEY_OR_GIFT_CARD', amountCents: 1_500_001, currency: 'JPY' }, ['amountCents']],
       [{ participantId, type: 'MONEY_OR_GIFT_CARD', amountCents: 100, customIncentiveId: 'x' }, ['customIncentiveId']],
       [{ participantId, type: 'RECRUITMENT_FEE', amountCents: 100, customIncentiveValue: 'x' }, ['customIncentiveValue']],
       [{ participantId, type: 'CUSTOM', amountCents: 100, customIncentiveValue: '' }, ['customIncentiveValue']],

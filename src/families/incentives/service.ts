@@ -8,13 +8,19 @@ import { IDEMPOTENCY_HEADER } from '../../http/idempotency/plugin.js';
 import { maskEmail } from '../../http/masking.js';
 import { idPrefixes, newId } from '../../ids.js';
 import type { IncentiveProviders, ProviderOrder, ProviderReport } from '../../providers/index.js';
+import * as budgetQueries from '../incentive-budgets/queries.js';
+import { checkAmount, checkCurrency } from './currencies.js';
+import { type Actor, appendLedger, type LedgerEntryInput, ledgerKindOf } from './ledger.js';
 import * as queries from './queries.js';
 import type { Incentive, SendIncentiveBody } from './schemas.js';
 import { cancelRefusal, isProviderBacked, type ProviderBackedType, reportRefusal, resendRefusal } from './states.js';
 import type { OutboxEvent } from '../webhooks/events.js';
 import { recordEvents } from '../webhooks/outbox.js';
 
-export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'canReadPersonalData'>;
+export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'canReadPersonalData'> & Pick<Partial<SharedCallContext>, 'tokenId'>;
+
+/** The caller as the ledger records them. */
+export const userActor = (context: CallContext): Actor => ({ kind: 'USER', userId: context.userId, tokenId: context.tokenId ?? null });
 
 /** The first retry of a provider call whose outcome is unknown waits this long; each further one twice as long. */
 export const PROVIDER_RETRY_SECONDS = 30;
@@ -51,6 +57,7 @@ export function presentIncentive(row: queries.PresentableIncentiveRow, recipient
     incentiveId: row.incentive_id,
     type: row.type,
     amountCents: row.amount_cents,
+    currency: row.currency,
     sentAt: row.sent_at,
     recipientEmail: maskEmail(recipientEmail, canReadPersonalData),
     personId: row.person_id,
@@ -60,6 +67,10 @@ export function presentIncentive(row: queries.PresentableIncentiveRow, recipient
     budgetId: row.budget_id,
     customIncentiveId: row.custom_incentive_id,
     customIncentiveValue: row.custom_incentive_value,
+    approval:
+      row.approval_state === null
+        ? null
+        : { state: row.approval_state, decidedByUserId: row.approval_decided_by_user_id, decidedAt: row.approval_decided_at, reason: row.approval_reason },
   };
 }
 
@@ -97,6 +108,7 @@ function isKeyRace(error: unknown): boolean {
  * incentive may be a thing, not money: see record), and the custom fields for CUSTOM only.
  */
 function checkTypeFields(body: SendIncentiveBody) {
+  if (body.currency !== undefined) checkCurrency(body.currency, ['currency']);
   if (body.type === 'CUSTOM') return;
   if (body.amountCents === undefined) throw badRequest('amountCents is required', ['amountCents']);
   for (const field of ['customIncentiveId', 'customIncentiveValue'] as const) {
@@ -139,7 +151,7 @@ export async function sendIncentive(
     return { incentive: await presentOne(context, winner), replayed: true };
   }
   let row = recorded.row;
-  if (recorded.order) row = await placeOrder(context.db, context.clock, providers, row, recorded.order);
+  if (recorded.order) row = await placeOrder(context.db, context.clock, providers, row, recorded.order, userActor(context));
   return { incentive: await presentOne(context, row), replayed: false };
 }
 
@@ -163,6 +175,11 @@ async function record(context: CallContext, providers: IncentiveProviders, body:
         ['customIncentiveValue'],
       );
     }
+    const budgetId = body.budgetId ?? planIncentive.incentiveBudgetId ?? null;
+    const { currency, budgetHeld } = await holdAmount(db, workspaceId, budgetId, body.currency, body.amountCents ?? 0, at);
+    // Above the workspace's threshold for the currency, money waits for a second person: recorded, not ordered.
+    const threshold = providerBacked ? await budgetQueries.findThreshold(db, workspaceId, currency) : undefined;
+    const awaitingApproval = threshold !== undefined && (body.amountCents ?? 0) > threshold;
     const row = await queries.insertIncentive(db, {
       workspace_id: workspaceId,
       incentive_id: newId(idPrefixes.incentive),
@@ -171,16 +188,19 @@ async function record(context: CallContext, providers: IncentiveProviders, body:
       person_id: participant.person_id,
       type: body.type,
       amount_cents: body.amountCents ?? 0,
+      currency,
       status: providerBacked ? 'UNCLAIMED' : 'SENT',
-      budget_id: body.budgetId ?? planIncentive.incentiveBudgetId ?? null,
+      budget_id: budgetId,
+      budget_held: budgetHeld,
+      approval_state: awaitingApproval ? 'PENDING' : null,
       custom_incentive_id: custom ? (body.customIncentiveId ?? planIncentive.customIncentiveId ?? null) : null,
       custom_incentive_value: customIncentiveValue,
       provider: providerBacked ? providers.current : null,
-      provider_state: providerBacked ? 'PENDING' : null,
+      provider_state: providerBacked ? (awaitingApproval ? 'AWAITING_APPROVAL' : 'PENDING') : null,
       provider_reference: null,
       // This request's own order is the first attempt; background work retries from the next.
-      provider_attempts: providerBacked ? 1 : 0,
-      provider_next_attempt_at: providerBacked ? plusSeconds(now, PROVIDER_RETRY_SECONDS) : null,
+      provider_attempts: providerBacked && !awaitingApproval ? 1 : 0,
+      provider_next_attempt_at: providerBacked && !awaitingApproval ? plusSeconds(now, PROVIDER_RETRY_SECONDS) : null,
       idempotency_key: idempotency?.key ?? null,
       idempotency_fingerprint: idempotency?.fingerprint ?? null,
       sent_by_user_id: context.userId,
@@ -194,22 +214,73 @@ async function record(context: CallContext, providers: IncentiveProviders, body:
       created_at: at,
       updated_at: at,
     });
-    await recordEvents(db, workspaceId, [incentiveStatusEvent(row, null)], at);
-    if (!providerBacked) return { row };
-    const name = [participant.first_name, participant.last_name].filter((part) => part).join(' ') || null;
-    return {
-      row,
-      order: {
-        workspaceId,
-        incentiveId: row.incentive_id,
-        type: body.type as ProviderBackedType,
-        amountCents: row.amount_cents,
-        currency: 'USD',
-        recipientEmail: participant.email,
-        recipientName: name,
-      },
-    };
+    await recordEvents(
+      db,
+      workspaceId,
+      [incentiveStatusEvent(row, null), ...(awaitingApproval ? [approvalEvent(row, null)] : [])],
+      at,
+    );
+    await appendLedger(db, [
+      { row, entry: { kind: awaitingApproval ? 'APPROVAL_REQUESTED' : 'SENT', actor: userActor(context), at, recipientEmail: participant.email } },
+    ]);
+    if (!providerBacked || awaitingApproval) return { row };
+    return { row, order: orderOf(row, { ...participant, email: participant.email }) };
   });
+}
+
+function orderOf(row: IncentiveRow, recipient: { email: string; first_name: string | null; last_name: string | null }): ProviderOrder {
+  return {
+    workspaceId: row.workspace_id,
+    incentiveId: row.incentive_id,
+    type: row.type as ProviderBackedType,
+    amountCents: row.amount_cents,
+    currency: row.currency,
+    recipientEmail: recipient.email,
+    recipientName: [recipient.first_name, recipient.last_name].filter((part) => part).join(' ') || null,
+  };
+}
+
+/**
+ * The incentive's currency (given, else its budget's, else USD) and its amount taken from the
+ * budget it names, in the caller's transaction: a budget that is not found is a 404, an archived
+ * one or one with too little left a 409, a currency other than the budget's a 400, each naming
+ * the field. The take itself is one conditional update (holdBudget): never overspent.
+ */
+async function holdAmount(db: Kysely<DB>, workspaceId: string, budgetId: string | null, givenCurrency: string | undefined, amount: number, at: string) {
+  const budget = budgetId === null ? undefined : await budgetQueries.findBudget(db, workspaceId, budgetId);
+  if (budgetId !== null && !budget) throw notFound('Incentive budget', ['budgetId']);
+  if (budget && givenCurrency !== undefined && givenCurrency !== budget.currency) {
+    throw badRequest(`currency must be the budget's (${budget.currency}); ${givenCurrency} was given`, ['currency']);
+  }
+  const currency = givenCurrency ?? budget?.currency ?? 'USD';
+  if (amount > 0) checkAmount(amount, currency, ['amountCents']);
+  if (!budget || amount === 0) return { currency, budgetHeld: false };
+  if (budget.archived_at !== null) throw conflict('The incentive budget is archived', ['budgetId']);
+  const held = await budgetQueries.holdBudget(db, workspaceId, budget.budget_id, amount, at);
+  if (!held) {
+    const current = await budgetQueries.findBudget(db, workspaceId, budget.budget_id);
+    const remaining = current ? current.limit_minor - current.spent_minor : 0;
+    throw conflict(`The incentive budget has ${remaining} left (in ${currency}'s minor unit); this incentive needs ${amount}`, ['budgetId']);
+  }
+  return { currency, budgetHeld: true };
+}
+
+/** The webhook event of an approval's step: requested (from null), approved, refused or withdrawn. */
+function approvalEvent(row: IncentiveRow, from: IncentiveRow['approval_state']): OutboxEvent {
+  return {
+    type: 'incentive.approval_changed',
+    data: {
+      incentiveId: row.incentive_id,
+      studyId: row.study_id,
+      participantId: row.participant_id,
+      personId: row.person_id,
+      amountCents: row.amount_cents,
+      currency: row.currency,
+      from,
+      to: row.approval_state ?? 'PENDING',
+      decidedByUserId: row.approval_decided_by_user_id,
+    },
+  };
 }
 
 /** The webhook event of an incentive's status change (or of its sending, from null). */
@@ -223,6 +294,7 @@ function incentiveStatusEvent(row: IncentiveRow, from: IncentiveRow['status'] | 
       personId: row.person_id,
       type: row.type,
       amountCents: row.amount_cents,
+      currency: row.currency,
       from,
       to: row.status,
       failureReason: row.status === 'ERROR' ? row.failure_reason : null,
@@ -230,13 +302,27 @@ function incentiveStatusEvent(row: IncentiveRow, from: IncentiveRow['status'] | 
   };
 }
 
+/** Statuses in which an incentive paid nothing: its budget gets its amount back. */
+const unpaidStatuses: readonly IncentiveRow['status'][] = ['CANCELED', 'ERROR', 'EXPIRED'];
+
+type IncentiveChanges = Parameters<typeof queries.updateIncentive>[3];
+
 /**
  * Every change of a locked incentive row goes through here, in the caller's transaction: a change
- * of status is also a webhook event, recorded with it.
+ * of status or approval is also a webhook event; a move of money is a ledger entry (with `actor`);
+ * an incentive that ends unpaid gives its budget back its amount, once (budget_held is cleared in
+ * the same transaction, under the row's lock).
  */
-async function changeIncentive(transaction: Kysely<DB>, before: IncentiveRow, changes: Parameters<typeof queries.updateIncentive>[3]): Promise<IncentiveRow> {
-  const after = await queries.updateIncentive(transaction, before.workspace_id, before.incentive_id, changes);
-  if (after.status !== before.status) await recordEvents(transaction, after.workspace_id, [incentiveStatusEvent(after, before.status)], after.updated_at);
+async function changeIncentive(transaction: Kysely<DB>, before: IncentiveRow, changes: IncentiveChanges, actor: Actor, entry?: Omit<LedgerEntryInput, 'actor' | 'at'>): Promise<IncentiveRow> {
+  const releases = before.budget_held && changes.status !== undefined && unpaidStatuses.includes(changes.status as IncentiveRow['status']);
+  const after = await queries.updateIncentive(transaction, before.workspace_id, before.incentive_id, releases ? { ...changes, budget_held: false } : changes);
+  if (releases) await budgetQueries.releaseBudget(transaction, after.workspace_id, after.budget_id!, after.amount_cents, after.updated_at);
+  const events: OutboxEvent[] = [];
+  if (after.status !== before.status) events.push(incentiveStatusEvent(after, before.status));
+  if (after.approval_state !== before.approval_state) events.push(approvalEvent(after, before.approval_state));
+  await recordEvents(transaction, after.workspace_id, events, after.updated_at);
+  const kind = entry?.kind ?? ledgerKindOf(before, after);
+  if (kind) await appendLedger(transaction, [{ row: after, entry: { ...entry, kind, actor, at: after.updated_at } }]);
   return after;
 }
 
@@ -248,13 +334,14 @@ export async function transition(
   db: Kysely<DB>,
   workspaceId: string,
   incentiveId: string,
-  change: (row: IncentiveRow) => Parameters<typeof queries.updateIncentive>[3] | undefined,
+  actor: Actor,
+  change: (row: IncentiveRow) => IncentiveChanges | undefined,
 ): Promise<IncentiveRow> {
   return inTransaction(db, async (transaction) => {
     const row = await queries.findIncentive(transaction, workspaceId, incentiveId, { forUpdate: true });
     if (!row) throw new Error(`Incentive ${incentiveId} vanished`);
     const changes = change(row);
-    return changes ? changeIncentive(transaction, row, changes) : row;
+    return changes ? changeIncentive(transaction, row, changes, actor) : row;
   });
 }
 
@@ -269,12 +356,12 @@ export const refusedOrder = (reason: string, at: string) => ({
 });
 
 /** Orders at the provider and records a known outcome; an unknown one stays PENDING for the background retries. */
-async function placeOrder(db: Kysely<DB>, clock: Clock, providers: IncentiveProviders, row: IncentiveRow, order: ProviderOrder): Promise<IncentiveRow> {
+async function placeOrder(db: Kysely<DB>, clock: Clock, providers: IncentiveProviders, row: IncentiveRow, order: ProviderOrder, actor: Actor): Promise<IncentiveRow> {
   const provider = providers.get(row.provider!);
   const outcome = await providers.call((options) => provider.order(order, options));
   if (outcome.kind === 'unknown') return row;
   const at = clock.now().toISOString();
-  return transition(db, row.workspace_id, row.incentive_id, (current) => {
+  return transition(db, row.workspace_id, row.incentive_id, actor, (current) => {
     if (current.provider_state !== 'PENDING') return undefined;
     return outcome.kind === 'done' ? confirmedOrder(outcome.value.reference, at) : refusedOrder(`The provider refused the order: ${outcome.reason}`, at);
   });
@@ -322,7 +409,7 @@ export async function resendIncentive(context: CallContext, providers: Incentive
   if (outcome.kind === 'refused') throw conflict(`The provider refused to resend the incentive: ${outcome.reason}`, ['incentiveId']);
   if (outcome.kind === 'unknown') throw badGateway('The provider did not confirm the resend; retrying is safe', ['incentiveId']);
   const at = context.clock.now().toISOString();
-  await transition(context.db, context.workspaceId, incentiveId, (current) => ({
+  await transition(context.db, context.workspaceId, incentiveId, userActor(context), (current) => ({
     resend_count: current.resend_count + 1,
     last_resent_at: at,
     updated_at: at,
@@ -358,14 +445,24 @@ export async function cancelIncentive(context: CallContext, providers: Incentive
     if (refusal) throw conflict(refusal, ['incentiveId']);
     const now = context.clock.now();
     const at = now.toISOString();
-    if (locked.status === 'SENT') return changeIncentive(db, locked, { status: 'CANCELED', canceled_at: at, updated_at: at });
+    const actor = userActor(context);
+    if (locked.status === 'SENT') return changeIncentive(db, locked, { status: 'CANCELED', canceled_at: at, updated_at: at }, actor);
+    // Never ordered: withdrawn without a provider call (its budget is given back).
+    if (locked.provider_state === 'AWAITING_APPROVAL') {
+      return changeIncentive(
+        db,
+        locked,
+        { status: 'CANCELED', canceled_at: at, provider_state: 'NOT_ORDERED', approval_state: 'WITHDRAWN', updated_at: at },
+        actor,
+      );
+    }
     return changeIncentive(db, locked, {
       provider_state: 'VOIDING',
       void_purpose: 'CANCEL',
       provider_attempts: 1,
       provider_next_attempt_at: plusSeconds(now, PROVIDER_RETRY_SECONDS),
       updated_at: at,
-    });
+    }, actor);
   });
   if (row.status === 'CANCELED') return { success: true, incentiveId };
 
@@ -377,7 +474,7 @@ export async function cancelIncentive(context: CallContext, providers: Incentive
     throw badGateway('The provider did not confirm the void in time; the service keeps asking, and the incentive becomes CANCELED when it does', ['incentiveId']);
   }
   const at = context.clock.now().toISOString();
-  const settled = await transition(context.db, context.workspaceId, incentiveId, (current) =>
+  const settled = await transition(context.db, context.workspaceId, incentiveId, userActor(context), (current) =>
     outcome.kind === 'done' ? voidConfirmed(current, at) : voidRefused(current, at),
   );
   if (outcome.kind === 'refused') throw conflict(`The provider refused to void the incentive: ${outcome.reason}`, ['incentiveId']);
@@ -394,13 +491,19 @@ export async function cancelIncentive(context: CallContext, providers: Incentive
  * the provider holds it, so a retrying order or void is over.
  */
 export async function recordProviderReport(db: Kysely<DB>, clock: Clock, report: ProviderReport): Promise<IncentiveRow> {
-  return inTransaction(db, async (transaction) => {
+  // Every report is in the ledger, a refused one too: its entry is committed before the 409.
+  const result = await inTransaction(db, async (transaction) => {
     const row = await queries.findIncentive(transaction, report.workspaceId, report.incentiveId, { forUpdate: true });
     if (!row) throw notFound('Incentive', ['incentiveId']);
-    const refusal = reportRefusal(row, report.kind);
-    if (refusal) throw conflict(refusal, ['incentiveId']);
-    if (row.status !== 'UNCLAIMED') return row;
     const at = clock.now().toISOString();
+    const actor: Actor = { kind: 'PROVIDER', id: row.provider ?? 'none' };
+    const said = `${report.kind}${report.reason ? `: ${report.reason}` : ''}`;
+    const refusal = reportRefusal(row, report.kind);
+    if (refusal || row.status !== 'UNCLAIMED') {
+      const note = refusal ? `${said} (refused: ${refusal})` : `${said} (repeated: no change)`;
+      await appendLedger(transaction, [{ row, entry: { kind: 'PROVIDER_REPORT', actor, at, note } }]);
+      return { row, refusal };
+    }
     const settledOrder =
       row.provider_state === 'PENDING' || row.provider_state === 'VOIDING'
         ? { provider_state: 'ORDERED' as const, void_purpose: null, provider_next_attempt_at: null, provider_reference: report.reference ?? row.provider_reference }
@@ -409,8 +512,10 @@ export async function recordProviderReport(db: Kysely<DB>, clock: Clock, report:
       report.kind === 'claimed'
         ? { status: 'CLAIMED' as const, claimed_at: at }
         : { status: 'ERROR' as const, failed_at: at, failure_reason: report.reason ?? 'The provider reported a failure' };
-    return changeIncentive(transaction, row, { ...settledOrder, ...outcome, updated_at: at });
+    return { row: await changeIncentive(transaction, row, { ...settledOrder, ...outcome, updated_at: at }, actor, { kind: 'PROVIDER_REPORT', note: said }), refusal: undefined };
   });
+  if (result.refusal) throw conflict(result.refusal, ['incentiveId']);
+  return result.row;
 }
 
 /** The test helpers' claim and fail: the workspace is found from the incentive, as a provider's metadata would give it. */
@@ -423,3 +528,81 @@ export async function reportAsProvider(db: Kysely<DB>, clock: Clock, incentiveId
   return { incentiveId: row.incentive_id, status: row.status };
 }
 
+
+/**
+ * Locks an incentive waiting for approval for a decision by `context`'s user: 404 when it does
+ * not exist; 409 naming why when it does not wait (never did, or was decided or withdrawn: of two
+ * approvers at once, the second finds it decided), or when the caller sent it (a second person decides).
+ */
+async function lockForDecision<T>(context: CallContext, incentiveId: string, decide: (db: Kysely<DB>, row: IncentiveRow, at: string) => Promise<T>): Promise<T> {
+  return inTransaction(context.db, async (db) => {
+    const row = await queries.findIncentive(db, context.workspaceId, incentiveId, { forUpdate: true });
+    if (!row) throw notFound('Incentive', ['incentiveId']);
+    if (row.approval_state === null) throw conflict('Incentive does not wait for approval', ['incentiveId']);
+    if (row.approval_state !== 'PENDING') throw conflict(`Incentive was already ${row.approval_state.toLowerCase()}`, ['incentiveId']);
+    if (row.sent_by_user_id === context.userId) {
+      throw conflict('The sender of an incentive cannot decide on its approval: a second person with the right to approve must', ['incentiveId']);
+    }
+    return decide(db, row, context.clock.now().toISOString());
+  });
+}
+
+/**
+ * Approves an incentive waiting for approval and orders it at the provider, as a send does (the
+ * order recorded PENDING first, so an unknown outcome is retried in the background with the
+ * incentive id as the idempotency key). Its budget stays held.
+ */
+export async function approveIncentive(context: CallContext, providers: IncentiveProviders, incentiveId: string): Promise<Incentive> {
+  const actor = userActor(context);
+  const { row, order } = await lockForDecision(context, incentiveId, async (db, locked, at) => {
+    const approved = await changeIncentive(
+      db,
+      locked,
+      {
+        approval_state: 'APPROVED',
+        approval_decided_by_user_id: context.userId,
+        approval_decided_at: at,
+        provider_state: 'PENDING',
+        provider_attempts: 1,
+        provider_next_attempt_at: plusSeconds(new Date(at), PROVIDER_RETRY_SECONDS),
+        updated_at: at,
+      },
+      actor,
+    );
+    // A recipient deleted meanwhile is not ordered for: the background work voids and ends it (ERROR).
+    const recipient = await queries.findRecipient(db, context.workspaceId, approved.person_id);
+    return { row: approved, order: recipient?.email ? orderOf(approved, { ...recipient, email: recipient.email }) : undefined };
+  });
+  const placed = order ? await placeOrder(context.db, context.clock, providers, row, order, actor) : row;
+  return presentOne(context, placed);
+}
+
+/** Refuses an incentive waiting for approval: never ordered, CANCELED, its budget given back. */
+export async function refuseIncentive(context: CallContext, incentiveId: string, reason: string | undefined): Promise<Incentive> {
+  const row = await lockForDecision(context, incentiveId, (db, locked, at) =>
+    changeIncentive(
+      db,
+      locked,
+      {
+        approval_state: 'REFUSED',
+        approval_decided_by_user_id: context.userId,
+        approval_decided_at: at,
+        approval_reason: reason ?? null,
+        status: 'CANCELED',
+        canceled_at: at,
+        provider_state: 'NOT_ORDERED',
+        updated_at: at,
+      },
+      userActor(context),
+      { kind: 'REFUSED', note: reason ?? null },
+    ),
+  );
+  return presentOne(context, row);
+}
+
+/** The incentives waiting for approval, oldest first, one keyset page. */
+export async function listAwaitingApproval(context: CallContext, after: string | undefined, size: number) {
+  const { rows, total } = await queries.listAwaitingApproval(context.db, context.workspaceId, after, size);
+  const page = rows.slice(0, size);
+  return { rows: await presentIncentives(context.db, context.workspaceId, page, context.canReadPersonalData), hasNextPage: rows.length > size, total };
+}

@@ -7,7 +7,7 @@ import type { IncentiveStatus, IncentiveType, ProviderState, VoidPurpose } from 
 
 export const incentiveTypes = ['MONEY_OR_GIFT_CARD', 'PROVIDER_ONE_MONEY', 'RECRUITMENT_FEE', 'CUSTOM'] as const satisfies readonly IncentiveType[];
 export const incentiveStatuses = ['UNCLAIMED', 'CLAIMED', 'CANCELED', 'ERROR', 'SENT', 'EXPIRED'] as const satisfies readonly IncentiveStatus[];
-export const providerStates = ['PENDING', 'ORDERED', 'FAILED', 'VOIDING', 'VOIDED'] as const satisfies readonly ProviderState[];
+export const providerStates = ['PENDING', 'ORDERED', 'FAILED', 'VOIDING', 'VOIDED', 'AWAITING_APPROVAL', 'NOT_ORDERED'] as const satisfies readonly ProviderState[];
 
 export type ProviderBackedType = 'MONEY_OR_GIFT_CARD' | 'PROVIDER_ONE_MONEY';
 
@@ -86,6 +86,8 @@ export function resendRefusal(incentive: TransitionSubject): string | undefined 
   if (incentive.status === 'CANCELED') return 'Incentive is canceled';
   if (incentive.status === 'EXPIRED') return 'Incentive has expired';
   switch (incentive.provider_state) {
+    case 'AWAITING_APPROVAL':
+      return 'Incentive is waiting for approval: nothing was ordered yet';
     case 'PENDING':
       return 'Incentive is still being ordered at the provider; retry in a minute';
     case 'FAILED':
@@ -109,6 +111,7 @@ export function resendRefusal(incentive: TransitionSubject): string | undefined 
  */
 export function reportRefusal(incentive: TransitionSubject, kind: 'claimed' | 'failed'): string | undefined {
   if (!isProviderBacked(incentive.type)) return `${incentive.type} incentives have no provider to report on them`;
+  if (incentive.provider_state === 'AWAITING_APPROVAL' || incentive.provider_state === 'NOT_ORDERED') return 'Incentive was never ordered at the provider';
   const target: IncentiveStatus = kind === 'claimed' ? 'CLAIMED' : 'ERROR';
   if (incentive.status === 'UNCLAIMED' || incentive.status === target) return undefined;
   return `Incentive is ${incentive.status}: it cannot become ${target}`;

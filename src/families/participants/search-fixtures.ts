@@ -182,6 +182,7 @@ export interface IncentiveSeed {
   personId: string;
   sentAt: string;
   amountCents: number;
+  currency?: string;
   status?: 'UNCLAIMED' | 'CLAIMED' | 'CANCELED' | 'ERROR' | 'SENT' | 'EXPIRED';
   type?: 'MONEY_OR_GIFT_CARD' | 'CUSTOM' | 'RECRUITMENT_FEE' | 'PROVIDER_ONE_MONEY';
   budgetId?: string | null;
@@ -209,6 +210,7 @@ export async function insertIncentives(service: TestService, workspaceId: string
           person_id: seed.personId,
           type,
           amount_cents: seed.amountCents,
+          currency: seed.currency ?? 'USD',
           status: seed.status ?? (providerBacked ? 'UNCLAIMED' : 'SENT'),
           budget_id: seed.budgetId ?? null,
           custom_incentive_id: seed.customIncentiveId ?? null,

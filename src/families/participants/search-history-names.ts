@@ -141,11 +141,11 @@ export const historyNames: Record<string, PropertyDefinition> = {
     countedFrom: 'person',
   }),
   ...windowed('INVITED_TO_STUDY', (window) => `the number of studies the person was invited to${window} (by the time of the first invitation)`, invitedCount, instantsOf('invited_at')),
-  TOTAL_SENT_LAST_YEAR: derived('TOTAL_SENT_LAST_YEAR', 'number', 'incentives sent to the person in the last 365 days, in cents (statuses UNCLAIMED, CLAIMED, SENT)', sentTotal((ctx) => within(sql`x.sent_at`, ctx, 365)), { notNull: true }),
-  TOTAL_SENT_LAST_CALENDAR_YEAR: derived('TOTAL_SENT_LAST_CALENDAR_YEAR', 'number', 'incentives sent to the person in the previous UTC calendar year, in cents (statuses UNCLAIMED, CLAIMED, SENT)', sentTotal(lastCalendarYear), {
+  TOTAL_SENT_LAST_YEAR: derived('TOTAL_SENT_LAST_YEAR', 'number', 'incentives sent to the person in the last 365 days, in USD cents (statuses UNCLAIMED, CLAIMED, SENT; other currencies are not added)', sentTotal((ctx) => within(sql`x.sent_at`, ctx, 365)), { notNull: true }),
+  TOTAL_SENT_LAST_CALENDAR_YEAR: derived('TOTAL_SENT_LAST_CALENDAR_YEAR', 'number', 'incentives sent to the person in the previous UTC calendar year, in USD cents (statuses UNCLAIMED, CLAIMED, SENT; other currencies are not added)', sentTotal(lastCalendarYear), {
     notNull: true,
   }),
-  TOTAL_SENT_ALL_TIME: derived('TOTAL_SENT_ALL_TIME', 'number', 'incentives ever sent to the person, in cents (statuses UNCLAIMED, CLAIMED, SENT)', sentTotal(() => sql`true`), { notNull: true }),
+  TOTAL_SENT_ALL_TIME: derived('TOTAL_SENT_ALL_TIME', 'number', 'incentives ever sent to the person, in USD cents (statuses UNCLAIMED, CLAIMED, SENT; other currencies are not added)', sentTotal(() => sql`true`), { notNull: true }),
   ...windowed('TOTAL_NUMBER_OF_CONTACT', (window) => `the number of times the person was contacted${window}: each invitation to a study, each screener sent, and each message delivered (a message sent with an invitation or screener is that contact, not a second)`, contactCount),
   ...Object.fromEntries(
     kinds.flatMap(([kind, plural, described]) => {

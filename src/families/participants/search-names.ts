@@ -48,7 +48,7 @@ export const participantNames: Record<string, PropertyDefinition> = {
   INTERVIEW_START_DATE: participant('INTERVIEW_START_DATE', 'datetime', 'the UTC day of interviewStartTime (its midnight); sorts by day, ties by participant id', () =>
     sql`date_trunc('day', pt.interview_start_time, 'UTC')`,
   ownRow),
-  INCENTIVE_PAID: participant('INCENTIVE_PAID', 'number', 'incentives sent to the participant for this study, in cents (statuses UNCLAIMED, CLAIMED, SENT); 0 when none', () =>
+  INCENTIVE_PAID: participant('INCENTIVE_PAID', 'number', 'incentives sent to the participant for this study, in USD cents (statuses UNCLAIMED, CLAIMED, SENT; other currencies are not added); 0 when none', () =>
     sql`(select coalesce(sum(x.amount_cents), 0) from incentives as x where x.workspace_id = pt.workspace_id and x.participant_id = pt.participant_id and ${paidIncentive})`,
   { notNull: true }),
   CONSENT_FORM_SUBMITTED: participant('CONSENT_FORM_SUBMITTED', 'boolean', "whether the participant submitted the study's consent form", () => sql`(pt.consent_submitted_at is not null)`, { ...ownRow, notNull: true }),

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { eraseConsentsOfPeople } from '../consent/writer.js';
+import { eraseLedgerOf } from '../incentives/ledger.js';
 import { eraseMessagesOf } from '../messages/queries.js';
 import { deleteLinksOfPeople } from '../participant-links/service.js';
 import { deleteAccessOfPeople } from '../person-access/queries.js';
@@ -23,6 +24,9 @@ import { eraseResponsesOfPeople } from '../screener-responses/service.js';
  * - participant_links: every link to their pages (a way into what the service holds of them).
  * - person_access_links, person_sessions: their sign-in links and sessions of their own page.
  * - screener_answers, screener_responses: what they answered (their participations stay).
+ * - incentive_ledger: the address an incentive went to and notes (a provider's words, a refusal's
+ *   reason); each entry stays, with amount, currency, study, ids and actor (bookkeeping).
+ *   incentives: a refusal's reason.
  * - idempotency_keys: every kept answer that holds their id or one of their emails (a Person, a
  *   Participant, an incentive with its recipient, a preview, a search page). A retry with one of
  *   those keys runs again instead of replaying the answer.
@@ -59,6 +63,9 @@ export async function erasePeople(transaction: Kysely<DB>, workspaceId: string, 
   // Their sign-in links and sessions of their own page (src/families/person-access/): no way in stays.
   await deleteAccessOfPeople(transaction, workspaceId, personIds);
   await eraseResponsesOfPeople(transaction, batch);
+  // The money ledger stays (the team's bookkeeping): amounts, ids and actors; the address paid and notes go.
+  await eraseLedgerOf(transaction, batch);
+  await sql`update incentives set approval_reason = null where (workspace_id, person_id) in ${batch} and approval_reason is not null`.execute(transaction);
   await sql`
     update participants set note = null, note_created_by_user_id = null
     where (workspace_id, person_id) in ${batch} and note is not null

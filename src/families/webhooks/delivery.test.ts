@@ -96,6 +96,10 @@ describe('webhook delivery', () => {
     expect((await callTestHelper(service, 'POST', `/incentives/${failed.incentiveId}/fail`)).statusCode).toBe(200);
     const canceled = await sendIncentive(service, tenant, payee.participantId, { type: 'CUSTOM', amountCents: 100 });
     expect((await call(service, 'POST', `/incentives/${canceled.incentiveId}/cancel`, { token: tenant.token })).statusCode).toBe(200);
+    // incentive.approval_changed: one above the approval threshold (null → PENDING), withdrawn by a cancel (→ WITHDRAWN)
+    expect((await call(service, 'PUT', '/incentive-approval-settings', { token: tenant.token, body: { thresholds: [{ currency: 'USD', amountCents: 100_000 }] } })).statusCode).toBe(200);
+    const waiting = await sendIncentive(service, tenant, payee.participantId, { amountCents: 100_001 });
+    expect((await call(service, 'POST', `/incentives/${waiting.incentiveId}/cancel`, { token: tenant.token })).statusCode).toBe(200);
     // person.opted_out, person.opted_in, person.deleted
     for (const isOptedOut of [true, false]) {
       const response = await call(service, 'PUT', `/people/${payee.personId}/opted-out`, { token: tenant.token, body: { isOptedOut } });
@@ -142,7 +146,7 @@ describe('webhook delivery', () => {
     expect(new Set(types)).toEqual(new Set(subscribableEventTypes));
     expect(report.succeeded).toBe(own.received.length);
     const incentiveMoves = own.events().filter((event) => event.type === 'incentive.status_changed').map((event) => `${String(event.data.from)}→${String(event.data.to)}`);
-    expect(incentiveMoves.sort()).toEqual(['UNCLAIMED→CLAIMED', 'UNCLAIMED→ERROR', 'SENT→CANCELED', 'null→SENT', 'null→UNCLAIMED', 'null→UNCLAIMED'].sort());
+    expect(incentiveMoves.sort()).toEqual(['UNCLAIMED→CLAIMED', 'UNCLAIMED→ERROR', 'SENT→CANCELED', 'null→SENT', 'null→UNCLAIMED', 'null→UNCLAIMED', 'null→UNCLAIMED', 'UNCLAIMED→CANCELED'].sort());
     const importEvents = own.events().filter((event) => event.type.startsWith('import.'));
     expect(importEvents.map((event) => event.type).sort()).toEqual(['import.completed', 'import.failed']);
     expect(importEvents.find((event) => event.type === 'import.completed')!.data).toMatchObject({ importedCount: 1, errorCount: 0 });
