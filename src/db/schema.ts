@@ -353,6 +353,8 @@ export interface DB {
   person_unique_values: PersonUniqueValuesTable;
   population_members: PopulationMembersTable;
   service_secrets: ServiceSecretsTable;
+  incentive_provider_accounts: IncentiveProviderAccountsTable;
+  provider_webhook_receipts: ProviderWebhookReceiptsTable;
   workspaces: WorkspacesTable;
   users: UsersTable;
   teams: TeamsTable;
@@ -717,11 +719,37 @@ export interface IncentivesTable {
   failure_reason: string | null;
   resend_count: ColumnType<number, number | undefined, number>;
   last_resent_at: Timestamp | null;
+  /** When the reconciliation last asked the provider about this open order. */
+  provider_checked_at: ColumnType<Timestamp | null, Timestamp | null | undefined, Timestamp | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
 
 export type IncentiveRow = Selectable<IncentivesTable>;
+
+/** A workspace's account at an incentive provider (src/providers/accounts.ts). */
+export interface IncentiveProviderAccountsTable {
+  workspace_id: string;
+  provider: string;
+  environment: 'SANDBOX' | 'PRODUCTION';
+  credentials_ciphertext: string;
+  credentials_key_id: string;
+  credential_names: string[];
+  version: number;
+  selected: boolean;
+  updated_by_user_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** Provider webhook events already applied (src/families/provider-webhooks/). */
+export interface ProviderWebhookReceiptsTable {
+  workspace_id: string;
+  provider: string;
+  event_id: string;
+  incentive_id: string | null;
+  received_at: Timestamp;
+}
 
 /** Idempotency-Key reservations and stored responses of POST requests (src/http/idempotency/plugin.ts). */
 export interface IdempotencyKeysTable {
