@@ -25,7 +25,10 @@ export const PutIncentiveProviderBody = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ provider: 'tremendous', environment: 'SANDBOX', credentials: { apiKey: 'TEST_xxxxxxxxxxxxxxxx', campaignId: 'CAMPAIGN1', webhookSecret: 'the-webhook-private-key' } }],
+  },
 );
 export type PutIncentiveProviderBody = Static<typeof PutIncentiveProviderBody>;
 
@@ -42,7 +45,21 @@ export const IncentiveProviderSetting = Type.Object(
     version: Type.Union([Type.Integer(), Type.Null()], { description: 'Bumped on every change of this account.' }),
     updatedAt: Type.Union([IsoDateTime(), Type.Null()]),
   },
-  { $id: 'IncentiveProviderSetting' },
+  {
+    $id: 'IncentiveProviderSetting',
+    examples: [
+      {
+        provider: 'tremendous',
+        source: 'WORKSPACE',
+        environment: 'SANDBOX',
+        credentialsSet: ['apiKey', 'campaignId', 'webhookSecret'],
+        credentialsMissing: [],
+        webhookUrl: 'https://recruit.example.com/v1/provider-webhooks/tremendous/wsp_01hxyz',
+        version: 1,
+        updatedAt: '2026-12-09T10:00:00.000Z',
+      },
+    ],
+  },
 );
 export type IncentiveProviderSetting = Static<typeof IncentiveProviderSetting>;
 
