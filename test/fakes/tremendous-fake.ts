@@ -73,6 +73,8 @@ export class TremendousFake {
   readonly resends = new Map<string, number>();
   readonly redeemed = new Set<string>();
   latencyMs = 0;
+  /** Holds every answer back after doing the work (orders in flight at their client, as before a kill). */
+  hold = false;
   private readonly byExternalId = new Map<string, string>();
   private readonly rewards = new Map<string, { reward: FakeReward; order: FakeOrder }>();
   private readonly faults: Record<TremendousOperation, TremendousFault[]> = { order: [], getOrder: [], getReward: [], resend: [], cancel: [] };
@@ -215,6 +217,11 @@ export class TremendousFake {
     if (fault === 'drop-after') {
       receipt.status = null;
       response.destroy();
+      return;
+    }
+    if (this.hold) {
+      this.hanging.add(response);
+      response.on('close', () => this.hanging.delete(response));
       return;
     }
     return answer(result.status, result.body);
