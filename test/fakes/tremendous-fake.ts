@@ -59,6 +59,8 @@ export interface TremendousReceipt {
   externalId?: string;
   /** The fake did the work asked (an order created, a resend counted, a reward canceled). */
   acted: boolean;
+  /** performance.now() when the request's body had arrived (the bench measures to it). */
+  receivedAt: number;
   status: number | null;
 }
 
@@ -179,7 +181,7 @@ export class TremendousFake {
     const path = url.pathname.replace(/^\/api\/v2/, '');
     const method = request.method ?? 'GET';
     const route = this.route(method, path);
-    const receipt: TremendousReceipt = { operation: route?.operation ?? 'unknown', method, path, acted: false, status: null };
+    const receipt: TremendousReceipt = { operation: route?.operation ?? 'unknown', method, path, acted: false, status: null, receivedAt: performance.now() };
     this.receipts.push(receipt);
     const answer = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       receipt.status = status;

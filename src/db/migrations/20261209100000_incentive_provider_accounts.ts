@@ -44,7 +44,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     );
     alter table incentives add column provider_checked_at timestamptz;
     create index incentives_by_provider_reference on incentives (workspace_id, provider, provider_reference) where provider_reference is not null;
-    create index incentives_open_orders on incentives (sent_at) where status = 'UNCLAIMED' and provider_state = 'ORDERED';
+    create index incentives_open_orders on incentives (workspace_id, sent_at) where status = 'UNCLAIMED' and provider_state = 'ORDERED';
   `.execute(db);
   await sql`
     do $$
