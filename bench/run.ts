@@ -54,6 +54,11 @@ const benches: Record<string, { summary: string; load: () => Promise<{ run(optio
       'people booking sessions on their own page, from the compiled server on PostgreSQL: N participants (default 500) at concurrency 64 for 100 one-person sessions of two hosts, each opening the booking page and posting a time (again when taken meanwhile); p50/p99 of the page and of booking against a static file of the page\'s size, bookings counted exact (no double booking, no overlap), server peak RSS (flags: --people=N, --concurrency=N)',
     load: () => import('./booking.js'),
   },
+  incentives: {
+    summary:
+      'POST /v1/incentives N times (default 10,000) at concurrency 32 to the compiled server on PostgreSQL, each ordered through the Tremendous adapter from the workspace\'s account to the Tremendous fake on loopback: orders/s, p50/p99 from request to the order at the fake, 0 double orders, server peak RSS (flags: --incentives=N, --concurrency=N)',
+    load: () => import('./incentives.js'),
+  },
   import: {
     summary: 'POST /imports of 1,000,000 generated people (5 custom properties) to the compiled server on PostgreSQL against COPY of the same file (flags: --rows=N, --heap-cap=MiB, --profile; env BENCH_NODE_FLAGS for the server)',
     load: () => import('./import.js'),

@@ -20,11 +20,17 @@ import { lazySerializers } from './http/serialization.js';
 import { installBodyRules, installValidation } from './http/validation.js';
 import { installIdempotency } from './http/idempotency/plugin.js';
 import { IncentiveProviders } from './providers/index.js';
+import { ProviderAccounts } from './providers/accounts.js';
+import { CredentialBox } from './providers/credentials.js';
+import { serviceSecret } from './db/service-secrets.js';
+import { incentiveProviderRoutes } from './families/incentive-providers/routes.js';
+import { providerWebhookRoutes } from './families/provider-webhooks/routes.js';
 import { incentivesRoutes } from './families/incentives/routes.js';
 import { incentivesSearchRoutes } from './families/incentives/search-routes.js';
 import { incentiveSchemas } from './families/incentives/schemas.js';
 import { incentiveBudgetsRoutes } from './families/incentive-budgets/routes.js';
 import { incentiveBudgetSchemas } from './families/incentive-budgets/schemas.js';
+import { incentiveProviderSchemas } from './families/incentive-providers/schemas.js';
 import { studiesRoutes } from './families/studies/routes.js';
 import { studySchemas } from './families/studies/schemas.js';
 import { propertiesRoutes } from './families/properties/routes.js';
@@ -234,7 +240,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...incentiveBudgetSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas, ...schedulingSchemas, ...calendarFeedSchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...incentiveBudgetSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas, ...schedulingSchemas, ...calendarFeedSchemas, ...incentiveProviderSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter, operatorToken: config.testHelpers ? config.testHelpersToken : undefined });
   const heavyWork = new WorkspaceWorkLimiter({
@@ -265,6 +271,12 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   await app.register(consoleRoutes, { prefix: consolePrefix, ...(options.consoleRoot ? { root: options.consoleRoot } : {}) });
   // The participant's pages (src/participant/): what the people being recruited see, under /p/.
   const secrets = await SecretBox.open(deps.db, config.secretsKey);
+  // Workspaces' provider accounts: credentials sealed under a key derived from the same root as the webhook secrets'.
+  const credentialRoot = config.secretsKey !== undefined ? Buffer.from(config.secretsKey, 'base64') : await serviceSecret(deps.db, 'webhook-secrets-key');
+  deps.providers.accounts ??= new ProviderAccounts(
+    CredentialBox.fromRoot(credentialRoot, config.secretsKeyPrevious !== undefined ? Buffer.from(config.secretsKeyPrevious, 'base64') : undefined),
+    config.providerApiUrls,
+  );
   await app.register(participantPages, { deps, formKey: secrets.derive(participantFormKeyPurpose) });
   // A host's calendar feeds, for calendar applications: GET /calendar/<token>.ics, the URL its credential.
   await app.register(calendarFeedPublicRoutes, { deps });
@@ -305,6 +317,8 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       await v1.register(incentivesRoutes, { deps });
       await v1.register(incentiveBudgetsRoutes, { deps });
       await v1.register(incentivesSearchRoutes, { deps });
+      await v1.register(incentiveProviderRoutes, { deps });
+      await v1.register(providerWebhookRoutes, { deps });
       await v1.register(webhooksRoutes, { deps, webhooks });
       await v1.register(messagesRoutes, { deps });
       await v1.register(messageSendingRoutes, { deps, mail });

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { DEFAULT_PROVIDER, providerNames } from './providers/index.js';
+import { DEFAULT_PROVIDER, providerApiUrlVariables, providerNames } from './providers/index.js';
 
 const ConfigSchema = Type.Object({
   host: Type.String({ minLength: 1 }),
@@ -61,6 +61,14 @@ const ConfigSchema = Type.Object({
   webhookTimeoutMs: Type.Integer({ minimum: 100, maximum: 60_000 }),
   /** The key that encrypts webhook signing secrets at rest: 32 bytes in base64. Without one, a key kept in the database. */
   secretsKey: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$' })),
+  /** The SECRETS_KEY before a rotation: provider credentials it sealed still open (src/providers/credentials.ts). */
+  secretsKeyPrevious: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$' })),
+  /**
+   * Base URLs of the real providers' APIs, set by the operator only (a workspace chooses SANDBOX or
+   * PRODUCTION, never a URL): TREMENDOUS_API_URL, TANGO_API_URL. Unset, each provider's published
+   * sandbox or production URL, as the workspace's environment says.
+   */
+  providerApiUrls: Type.Record(Type.String(), Type.String({ pattern: '^https?://' })),
   /** The SMTP server messages are sent through; without one, messages are recorded NOT_SENT (README, Messages). */
   smtpHost: Type.Optional(Type.String({ minLength: 1 })),
   smtpPort: Type.Integer({ minimum: 1, maximum: 65535 }),
@@ -163,6 +171,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     webhookAllowHttp: onOff('WEBHOOK_ALLOW_HTTP', env.WEBHOOK_ALLOW_HTTP, false),
     webhookTimeoutMs: integer(env.WEBHOOK_TIMEOUT_MS, 10_000),
     secretsKey: blankToUndefined(env.SECRETS_KEY),
+    secretsKeyPrevious: blankToUndefined(env.SECRETS_KEY_PREVIOUS),
+    providerApiUrls: Object.fromEntries(
+      Object.entries(providerApiUrlVariables)
+        .map(([provider, variable]) => [provider, blankToUndefined(env[variable])] as const)
+        .filter((entry): entry is readonly [string, string] => entry[1] !== undefined),
+    ),
     smtpHost: blankToUndefined(env.SMTP_HOST),
     smtpPort: integer(env.SMTP_PORT, env.SMTP_SECURITY === 'tls' ? 465 : 587),
     smtpSecurity: oneOf('SMTP_SECURITY', env.SMTP_SECURITY, ['starttls', 'tls', 'none'] as const, 'starttls'),

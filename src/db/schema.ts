@@ -353,6 +353,8 @@ export interface DB {
   person_unique_values: PersonUniqueValuesTable;
   population_members: PopulationMembersTable;
   service_secrets: ServiceSecretsTable;
+  incentive_provider_accounts: IncentiveProviderAccountsTable;
+  provider_webhook_receipts: ProviderWebhookReceiptsTable;
   workspaces: WorkspacesTable;
   users: UsersTable;
   teams: TeamsTable;
@@ -723,6 +725,8 @@ export interface IncentivesTable {
   failure_reason: string | null;
   resend_count: ColumnType<number, number | undefined, number>;
   last_resent_at: Timestamp | null;
+  /** When the reconciliation last asked the provider about this open order. */
+  provider_checked_at: ColumnType<Timestamp | null, Timestamp | null | undefined, Timestamp | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
   /** The incentive's amount is counted in its budget's spent_minor (given back once when it ends unpaid). */
@@ -782,6 +786,30 @@ export interface IncentiveLedgerTable {
   at: Timestamp;
 }
 export type IncentiveLedgerRow = Selectable<IncentiveLedgerTable>;
+
+/** A workspace's account at an incentive provider (src/providers/accounts.ts). */
+export interface IncentiveProviderAccountsTable {
+  workspace_id: string;
+  provider: string;
+  environment: 'SANDBOX' | 'PRODUCTION';
+  credentials_ciphertext: string;
+  credentials_key_id: string;
+  credential_names: string[];
+  version: number;
+  selected: boolean;
+  updated_by_user_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** Provider webhook events already applied (src/families/provider-webhooks/). */
+export interface ProviderWebhookReceiptsTable {
+  workspace_id: string;
+  provider: string;
+  event_id: string;
+  incentive_id: string | null;
+  received_at: Timestamp;
+}
 
 /** Idempotency-Key reservations and stored responses of POST requests (src/http/idempotency/plugin.ts). */
 export interface IdempotencyKeysTable {

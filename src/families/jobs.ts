@@ -1,7 +1,7 @@
 import type { ServiceDeps } from '../context.js';
 import type { JobRunner } from '../jobs/runner.js';
 import { importJobHandler } from './imports/job.js';
-import { expireIncentivesHandler, expireIncentivesSchedule, providerWorkHandler, providerWorkSchedule } from './incentives/jobs.js';
+import { expireIncentivesHandler, expireIncentivesSchedule, providerWorkHandler, providerWorkSchedule, reconcileOrdersHandler, reconcileOrdersSchedule } from './incentives/jobs.js';
 import { purgePeopleHandler, purgePeopleSchedule } from './people/purge.js';
 import { pruneWebhookHistoryHandler, pruneWebhookHistorySchedule } from './webhooks/jobs.js';
 import { sweepRemindersHandler, sweepRemindersSchedule } from './scheduling/reminders.js';
@@ -21,6 +21,8 @@ export function registerFamilyJobs(runner: JobRunner, deps: ServiceDeps): void {
   runner.schedule(expireIncentivesSchedule);
   runner.register(providerWorkHandler(deps.db, deps.clock, deps.providers));
   runner.schedule(providerWorkSchedule);
+  runner.register(reconcileOrdersHandler(deps.db, deps.clock, deps.providers));
+  runner.schedule(reconcileOrdersSchedule);
   runner.register(pruneWebhookHistoryHandler(deps.db, deps.clock));
   runner.schedule(pruneWebhookHistorySchedule);
   // Without SMTP_HOST the reminders are recorded NOT_SENT, as every message is (context.ts's smtpConfigured).

@@ -23,6 +23,7 @@ export const tags = [
   { name: 'Participant Status Events', description: "Every change of a participant's status, approval status or screener state, polled in commit order: each event exactly once." },
   { name: 'Study Status Events', description: "Every change of a study's status, polled in commit order: each event exactly once." },
   { name: 'Incentives', description: 'Payments to participants: send (through a provider, or recorded as paid outside one), read, resend and cancel.' },
+  { name: 'Incentive provider', description: "The provider a workspace's incentives are paid through (Tremendous, or the sandbox that pays no one) and its credentials, stored encrypted: SUPER_ADMIN only." },
   { name: 'Webhooks', description: "Push delivery of the workspace's events to its endpoints, signed by the Standard Webhooks specification, retried for about 3 days, every attempt recorded; re-send and replay." },
   { name: 'Consent', description: "People's consents: to a study's consent form or on a signup form, with the version or text agreed to; read by PERSON.CONSENT_SUBMISSIONS, CONSENT_FORM_WAS_SUBMITTED and PARTICIPANT.CONSENT_FORM_SUBMITTED." },
   { name: 'Consent forms', description: 'The consent forms a study asks people to sign, in immutable versions: Markdown text rendered to safe HTML, required statements, optional choices and a hash of the content.' },

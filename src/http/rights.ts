@@ -36,6 +36,7 @@ export const allRights = [
   'webhooks:write',
   'messages:read',
   'messages:write',
+  'incentive-providers:manage',
   'test-helpers:run',
 ] as const;
 
@@ -53,9 +54,11 @@ export const allRoles: readonly UserRole[] = [
 
 /**
  * The test helpers (only with TEST_HELPERS=1) move the service's clock and run every workspace's
- * background work: SUPER_ADMIN alone may call them, whatever else a role may do.
+ * background work: SUPER_ADMIN alone may call them, whatever else a role may do. The same holds
+ * for the workspace's incentive provider and its credentials: where the money goes and whose
+ * account pays it.
  */
-const superAdminRights: readonly Right[] = ['test-helpers:run'];
+const superAdminRights: readonly Right[] = ['test-helpers:run', 'incentive-providers:manage'];
 /** The rights of the API proper, which the other roles share out. */
 const apiRights = allRights.filter((right) => !superAdminRights.includes(right));
 // Webhook endpoints' URLs often embed a receiver's own secret: reading them is for who integrates.

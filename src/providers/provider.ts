@@ -118,8 +118,12 @@ export interface ProviderWebhookInput {
 export interface ProviderWebhookEvent {
   /** The provider's id of this event: a delivery seen before is acknowledged and not applied again. */
   eventId: string;
-  /** What it reports, if it concerns an order's state; null for events the service does not act on. */
-  report: Omit<ProviderReport, 'workspaceId'> | null;
+  /**
+   * What it reports, if it concerns an order's state; null for events the service does not act on.
+   * The incentive is named by `incentiveId` when the delivery carries it, else found by the
+   * order's `reference` (Tremendous's webhooks name only the reward).
+   */
+  report: (Omit<ProviderReport, 'workspaceId' | 'incentiveId'> & { incentiveId?: string }) | null;
 }
 
 /** A webhook whose sender could not be proven (bad or missing signature, stale timestamp). */

@@ -352,6 +352,11 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     await visitor.POST('/unsubscribe/{token}', { params: { path: { token: unsubscribeToken } }, body: { 'List-Unsubscribe': 'One-Click' }, parseAs: 'text' });
     unwrap(await api.DELETE('/message-templates/{templateId}', messageTemplatePath));
 
+    // The workspace's incentive provider: the default read, the sandbox named (it takes no credentials), then the default again.
+    expect(unwrap(await api.GET('/incentive-provider'))).toMatchObject({ provider: 'sandbox', source: 'CONFIGURATION' });
+    expect(unwrap(await api.PUT('/incentive-provider', { body: { provider: 'sandbox' } }))).toMatchObject({ provider: 'sandbox', source: 'WORKSPACE', credentialsSet: [] });
+    expect(unwrap(await api.DELETE('/incentive-provider'))).toMatchObject({ source: 'CONFIGURATION' });
+
     // Incentives: on a draft study (resend and cancel need one, the reference's rule), searched.
     const pilot = unwrap(await api.POST('/studies', { body: { studyType: 'INTERVIEWS', recruitmentStrategy: 'IN_SERVICE', studyPlan: { name: 'Compiled pilot' } } }));
     const pilotParticipants = unwrap(await api.POST('/studies/{studyId}/participants', { params: { path: { studyId: pilot.studyId } }, body: { personIds: [grace.personId] } }));

@@ -1478,6 +1478,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/incentive-provider": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the workspace's incentive provider
+         * @description The provider new incentives are ordered from, which credentials are stored (names only: values are never answered), and the URL to give the provider for its webhooks.
+         *
+         *     Requires the right `incentive-providers:manage` (roles: SUPER_ADMIN).
+         */
+        get: operations["getIncentiveProvider"];
+        /**
+         * Set the workspace's incentive provider
+         * @description Names the provider new incentives are ordered from, its environment (SANDBOX or PRODUCTION) and its credentials, stored encrypted. Incentives already sent keep the provider they were ordered from. Every instance uses the new credentials within two seconds. Guide: docs/operating/payout-providers.md.
+         *
+         *     Requires the right `incentive-providers:manage` (roles: SUPER_ADMIN).
+         */
+        put: operations["putIncentiveProvider"];
+        post?: never;
+        /**
+         * Go back to the service's default incentive provider
+         * @description New incentives are ordered from the service's configured provider again (the sandbox unless INCENTIVE_PROVIDER says otherwise). Stored credentials stay, for the incentives already ordered through them.
+         *
+         *     Requires the right `incentive-providers:manage` (roles: SUPER_ADMIN).
+         */
+        delete: operations["deleteIncentiveProvider"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -5016,6 +5050,41 @@ export interface components {
             lastUsedAt: string | null;
             /** @description PUBLIC_URL/calendar/<token>.ics, to paste into a calendar application ("subscribe" or "add by URL"). The token (256 random bits) is a bearer secret: whoever holds the URL reads the calendar, without signing in. This is the one time it can be read. */
             url: string;
+        };
+        /**
+         * @example {
+         *       "provider": "tremendous",
+         *       "source": "WORKSPACE",
+         *       "environment": "SANDBOX",
+         *       "credentialsSet": [
+         *         "apiKey",
+         *         "campaignId",
+         *         "webhookSecret"
+         *       ],
+         *       "credentialsMissing": [],
+         *       "webhookUrl": "https://recruit.example.com/v1/provider-webhooks/tremendous/wsp_01hxyz",
+         *       "version": 1,
+         *       "updatedAt": "2026-12-09T10:00:00.000Z"
+         *     }
+         */
+        IncentiveProviderSetting: {
+            /**
+             * @description The provider: `sandbox`, `tremendous`. `sandbox` pays no one and reaches nothing outside the service.
+             * @enum {string}
+             */
+            provider: "sandbox" | "tremendous";
+            /** @description `WORKSPACE`: set through this API; `CONFIGURATION`: the service's default (INCENTIVE_PROVIDER), as no provider is set for the workspace. */
+            source: "WORKSPACE" | "CONFIGURATION";
+            environment: ("SANDBOX" | "PRODUCTION") | null;
+            /** @description The names of the credentials stored (never their values). */
+            credentialsSet: string[];
+            /** @description The names of required credentials not stored: orders would fail until they are given. */
+            credentialsMissing: string[];
+            /** @description Where to point the provider's webhooks (its claim and delivery reports); null for the sandbox, which sends none. */
+            webhookUrl: string | null;
+            /** @description Bumped on every change of this account. */
+            version: number | null;
+            updatedAt: string | null;
         };
         /**
          * ErrorBody
@@ -20032,6 +20101,417 @@ export interface operations {
                 };
             };
             /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    getIncentiveProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IncentiveProviderSetting"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    putIncentiveProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "provider": "tremendous",
+                 *       "environment": "SANDBOX",
+                 *       "credentials": {
+                 *         "apiKey": "TEST_xxxxxxxxxxxxxxxx",
+                 *         "campaignId": "CAMPAIGN1",
+                 *         "webhookSecret": "the-webhook-private-key"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The provider: `sandbox`, `tremendous`. `sandbox` pays no one and reaches nothing outside the service.
+                     * @enum {string}
+                     */
+                    provider: "sandbox" | "tremendous";
+                    /**
+                     * @description Which of the provider's own environments the service reaches: its published sandbox (test money) or production URL. The service, not the workspace, knows the URLs (an operator may point a provider elsewhere with TREMENDOUS_API_URL / TANGO_API_URL).
+                     * @default SANDBOX
+                     */
+                    environment?: "SANDBOX" | "PRODUCTION";
+                    /** @description The account's credentials by name, stored encrypted (AES-256-GCM under SECRETS_KEY) and never answered back. Tremendous: `apiKey`, `campaignId`, `webhookSecret` (the private key of its webhook), optional `fundingSourceId` (`balance` unless given). Given, they replace what was stored; left out, the stored ones stay (switching back to a provider set up before). */
+                    credentials?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IncentiveProviderSetting"];
+                };
+            };
+            /** @description Invalid input; `path` names the field: a provider not built in, a credential the provider does not take, or one it needs missing. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    deleteIncentiveProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IncentiveProviderSetting"];
+                };
+            };
+            /** @description This operation takes no body: a request with one that has fields (or is not a JSON object) is refused. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request carries a body that is not application/json (this operation takes none; send no body). */
             415: {
                 headers: {
                     /** @description Requests allowed per window for this token. */

@@ -44,6 +44,7 @@ import * as personAccess from './20261208100000_person_access.js';
 import * as calendarFeeds from './20261208200000_calendar_feeds.js';
 import * as sessionReminders from './20261208300000_session_reminders.js';
 import * as money from './20261209000000_money.js';
+import * as incentiveProviderAccounts from './20261209100000_incentive_provider_accounts.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
 export const migrations: Record<string, Migration> = {
@@ -92,4 +93,5 @@ export const migrations: Record<string, Migration> = {
   '20261208200000_calendar_feeds': calendarFeeds,
   '20261208300000_session_reminders': sessionReminders,
   '20261209000000_money': money,
+  '20261209100000_incentive_provider_accounts': incentiveProviderAccounts,
 };

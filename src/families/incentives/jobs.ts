@@ -2,9 +2,9 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../../clock.js';
 import type { DB, IncentiveRow } from '../../db/schema.js';
 import { type JobHandler, type Schedule, sweepScope } from '../../jobs/queue.js';
-import type { IncentiveProviders, ProviderOrder } from '../../providers/index.js';
+import { type IncentiveProviders, type ProviderOrder, providerApiUrls, providerNames } from '../../providers/index.js';
 import * as queries from './queries.js';
-import { confirmedOrder, ORDER_ATTEMPTS_MAX, PROVIDER_RETRY_SECONDS, PROVIDER_RETRY_SECONDS_MAX, refusedOrder, transition, voidConfirmed, voidRefused } from './service.js';
+import { confirmedOrder, ORDER_ATTEMPTS_MAX, recordProviderReport, PROVIDER_RETRY_SECONDS, PROVIDER_RETRY_SECONDS_MAX, refusedOrder, transition, voidConfirmed, voidRefused } from './service.js';
 import { inTransaction } from '../../db/transaction.js';
 import { type Actor, appendLedger } from './ledger.js';
 import { EXPIRY_APPLIES_FROM, expiryCutoff, type ProviderBackedType } from './states.js';
@@ -17,6 +17,8 @@ const PROVIDER_BATCH_SIZE = 20;
 /** The background work, as the ledger names it. */
 const providerJob: Actor = { kind: 'JOB', id: PROVIDER_QUEUE };
 const expiryJob: Actor = { kind: 'JOB', id: EXPIRY_QUEUE };
+/** The reconciliation reports what the provider said: the ledger names the provider's answer, through this job. */
+const reconcileJob: Actor = { kind: 'JOB', id: 'incentives.reconcile' };
 
 export interface ExpiryResult {
   /** Voided at the provider and marked EXPIRED. */
@@ -124,7 +126,7 @@ export const providerWorkSchedule: Schedule = { name: 'incentives.provider', que
 type WorkOutcome = keyof ProviderWorkResult;
 
 async function retryOrder(db: Kysely<DB>, clock: Clock, providers: IncentiveProviders, row: queries.DueProviderWork): Promise<WorkOutcome> {
-  const provider = providers.get(row.provider!);
+  const provider = await providers.adapter(db, row.workspace_id, row.provider!);
   const recipientEmail = row.recipient_deleted_at === null ? row.recipient_email : null;
   if (recipientEmail === null || row.provider_attempts > ORDER_ATTEMPTS_MAX) {
     const reason = recipientEmail === null
@@ -153,7 +155,7 @@ async function retryOrder(db: Kysely<DB>, clock: Clock, providers: IncentiveProv
 
 /** Ends an order that was never confirmed: void it first, so that it cannot be paid after the incentive reads ERROR. */
 async function giveUp(db: Kysely<DB>, clock: Clock, providers: IncentiveProviders, row: IncentiveRow, reason: string): Promise<WorkOutcome> {
-  const provider = providers.get(row.provider!);
+  const provider = await providers.adapter(db, row.workspace_id, row.provider!);
   const outcome = await providers.call((options) =>
     provider.void({ workspaceId: row.workspace_id, incentiveId: row.incentive_id, reference: row.provider_reference }, options),
   );
@@ -166,7 +168,7 @@ async function giveUp(db: Kysely<DB>, clock: Clock, providers: IncentiveProvider
 }
 
 async function retryVoid(db: Kysely<DB>, clock: Clock, providers: IncentiveProviders, row: IncentiveRow, actor: Actor): Promise<WorkOutcome> {
-  const provider = providers.get(row.provider!);
+  const provider = await providers.adapter(db, row.workspace_id, row.provider!);
   const outcome = await providers.call((options) =>
     provider.void({ workspaceId: row.workspace_id, incentiveId: row.incentive_id, reference: row.provider_reference }, options),
   );
@@ -174,4 +176,94 @@ async function retryVoid(db: Kysely<DB>, clock: Clock, providers: IncentiveProvi
   const at = clock.now().toISOString();
   await transition(db, row.workspace_id, row.incentive_id, actor, (current) => (outcome.kind === 'done' ? voidConfirmed(current, at) : voidRefused(current, at)));
   return outcome.kind === 'done' ? 'voided' : 'refused';
+}
+
+export const RECONCILE_QUEUE = 'incentives.reconcile';
+/** An order's report is late once it is this old: only then is the provider asked. */
+export const RECONCILE_MIN_AGE_SECONDS = 60 * 60;
+/** An open order is asked about at most once in this long. */
+export const RECONCILE_RECHECK_SECONDS = 6 * 60 * 60;
+const RECONCILE_BATCH_SIZE = 20;
+
+export interface ReconcileResult {
+  open: number;
+  claimed: number;
+  failed: number;
+  canceled: number;
+  /** The provider has no such order: ordered again with the same key. */
+  reordered: number;
+  unknown: number;
+}
+
+/** The providers worth asking: the real ones, whose webhooks can be lost (the sandbox's answers are this process's own). */
+const reconciledProviders = providerNames.filter((name) => providerApiUrls[name] !== null);
+
+/**
+ * Catches the provider reports that never came (a webhook lost, refused or never sent): asks
+ * the provider about each order still open an hour after it was sent, and applies what it says
+ * through the same path a webhook takes (recordProviderReport: CLAIMED or ERROR, each an event
+ * and a webhook of the service's own), or CANCELED for an order canceled at the provider. An
+ * order the provider does not know is ordered again with the same idempotency key (the provider
+ * work does it: the incentive goes back to PENDING), which never pays twice.
+ */
+export function reconcileOrdersHandler(db: Kysely<DB>, clock: Clock, providers: IncentiveProviders): JobHandler {
+  return {
+    queue: RECONCILE_QUEUE,
+    async run(job): Promise<ReconcileResult> {
+      const result: ReconcileResult = { open: 0, claimed: 0, failed: 0, canceled: 0, reordered: 0, unknown: 0 };
+      for (;;) {
+        job.signal.throwIfAborted();
+        const open = await queries.takeOpenOrdersToCheck(db, {
+          now: clock.now().toISOString(),
+          minAgeSeconds: RECONCILE_MIN_AGE_SECONDS,
+          recheckSeconds: RECONCILE_RECHECK_SECONDS,
+          providers: reconciledProviders,
+          limit: RECONCILE_BATCH_SIZE,
+          workspaceId: sweepScope(job),
+        });
+        for (const row of open) result[await reconcileOrder(db, clock, providers, row)]++;
+        if (open.length < RECONCILE_BATCH_SIZE) return result;
+      }
+    },
+  };
+}
+
+export const reconcileOrdersSchedule: Schedule = { name: 'incentives.reconcile', queue: RECONCILE_QUEUE, everySeconds: 15 * 60 };
+
+async function reconcileOrder(db: Kysely<DB>, clock: Clock, providers: IncentiveProviders, row: IncentiveRow): Promise<keyof ReconcileResult> {
+  const provider = await providers.adapter(db, row.workspace_id, row.provider!);
+  const outcome = await providers.call((options) => provider.status({ workspaceId: row.workspace_id, incentiveId: row.incentive_id, reference: row.provider_reference }, options));
+  if (outcome.kind !== 'done') return 'unknown';
+  const state = outcome.value;
+  const at = clock.now().toISOString();
+  switch (state.state) {
+    case 'open':
+      return 'open';
+    case 'claimed':
+    case 'failed':
+      await recordProviderReport(db, clock, {
+        workspaceId: row.workspace_id,
+        incentiveId: row.incentive_id,
+        kind: state.state,
+        ...(state.state === 'failed' ? { reason: `${state.reason} (found by the reconciliation)` } : {}),
+      }).catch((error: unknown) => {
+        // Settled meanwhile (a claim or a cancel came first): nothing to apply.
+        if ((error as { code?: string }).code !== 'CONFLICT') throw error;
+      });
+      return state.state;
+    case 'canceled':
+      await transition(db, row.workspace_id, row.incentive_id, reconcileJob, (current) =>
+        current.status === 'UNCLAIMED' && current.provider_state === 'ORDERED'
+          ? { status: 'CANCELED', canceled_at: at, provider_state: 'VOIDED', provider_next_attempt_at: null, updated_at: at }
+          : undefined,
+      );
+      return 'canceled';
+    case 'not_found':
+      await transition(db, row.workspace_id, row.incentive_id, reconcileJob, (current) =>
+        current.status === 'UNCLAIMED' && current.provider_state === 'ORDERED'
+          ? { provider_state: 'PENDING', provider_attempts: 1, provider_next_attempt_at: at, updated_at: at }
+          : undefined,
+      );
+      return 'reordered';
+  }
 }

@@ -222,3 +222,32 @@ export async function takeDueProviderWork(
   `.execute(db);
   return rows;
 }
+
+/**
+ * Takes up to `limit` open orders to ask their provider about: UNCLAIMED and ORDERED at one of
+ * `providers`, sent at least `minAgeSeconds` ago (their report is late), and not asked about in
+ * the last `recheckSeconds`. Marks each as asked in the same statement (skipping rows another
+ * transaction holds), so runners on several instances never ask about the same order at once.
+ */
+export async function takeOpenOrdersToCheck(
+  db: Executor,
+  options: { now: string; minAgeSeconds: number; recheckSeconds: number; providers: readonly string[]; limit: number; workspaceId?: string },
+): Promise<IncentiveRow[]> {
+  if (options.providers.length === 0) return [];
+  const { rows } = await sql<IncentiveRow>`
+    update incentives set provider_checked_at = ${options.now}
+    where (workspace_id, incentive_id) in (
+      select workspace_id, incentive_id from incentives
+      where status = 'UNCLAIMED' and provider_state = 'ORDERED'
+        and provider in (${sql.join(options.providers.map((name) => sql`${name}`))})
+        and sent_at <= ${options.now}::timestamptz - ${options.minAgeSeconds} * interval '1 second'
+        and (provider_checked_at is null or provider_checked_at <= ${options.now}::timestamptz - ${options.recheckSeconds} * interval '1 second')
+        ${inWorkspace(options.workspaceId)}
+      order by sent_at
+      limit ${options.limit}
+      for update skip locked
+    ) and status = 'UNCLAIMED' and provider_state = 'ORDERED'
+    returning incentives.*
+  `.execute(db);
+  return rows;
+}

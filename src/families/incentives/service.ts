@@ -195,7 +195,7 @@ async function record(context: CallContext, providers: IncentiveProviders, body:
       approval_state: awaitingApproval ? 'PENDING' : null,
       custom_incentive_id: custom ? (body.customIncentiveId ?? planIncentive.customIncentiveId ?? null) : null,
       custom_incentive_value: customIncentiveValue,
-      provider: providerBacked ? providers.current : null,
+      provider: providerBacked ? await providers.selectedFor(db, workspaceId) : null,
       provider_state: providerBacked ? (awaitingApproval ? 'AWAITING_APPROVAL' : 'PENDING') : null,
       provider_reference: null,
       // This request's own order is the first attempt; background work retries from the next.
@@ -357,7 +357,7 @@ export const refusedOrder = (reason: string, at: string) => ({
 
 /** Orders at the provider and records a known outcome; an unknown one stays PENDING for the background retries. */
 async function placeOrder(db: Kysely<DB>, clock: Clock, providers: IncentiveProviders, row: IncentiveRow, order: ProviderOrder, actor: Actor): Promise<IncentiveRow> {
-  const provider = providers.get(row.provider!);
+  const provider = await providers.adapter(db, row.workspace_id, row.provider!);
   const outcome = await providers.call((options) => provider.order(order, options));
   if (outcome.kind === 'unknown') return row;
   const at = clock.now().toISOString();
@@ -402,7 +402,7 @@ export async function resendIncentive(context: CallContext, providers: Incentive
     if (refusal) throw conflict(refusal, ['incentiveId']);
     return locked;
   });
-  const provider = providers.get(row.provider!);
+  const provider = await providers.adapter(context.db, row.workspace_id, row.provider!);
   const outcome = await providers.call((options) =>
     provider.resend({ workspaceId: row.workspace_id, incentiveId: row.incentive_id, reference: row.provider_reference }, options),
   );
@@ -466,7 +466,7 @@ export async function cancelIncentive(context: CallContext, providers: Incentive
   });
   if (row.status === 'CANCELED') return { success: true, incentiveId };
 
-  const provider = providers.get(row.provider!);
+  const provider = await providers.adapter(context.db, row.workspace_id, row.provider!);
   const outcome = await providers.call((options) =>
     provider.void({ workspaceId: row.workspace_id, incentiveId: row.incentive_id, reference: row.provider_reference }, options),
   );
