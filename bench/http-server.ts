@@ -2,8 +2,9 @@ import Fastify from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { openDatabase } from '../src/db/database.js';
 import { Study, studySchemas } from '../src/families/studies/schemas.js';
-import { presentPlan } from '../src/families/studies/service.js';
+import { presentPlan, presentScreener } from '../src/families/studies/service.js';
 import type { StoredStudyPlan } from '../src/db/schema.js';
+import type { StudyRecord } from '../src/families/studies/queries.js';
 import { captureFindStudy } from './lib/find-study-sql.js';
 import { failAsChild, serveAsChild } from './lib/child.js';
 
@@ -19,7 +20,7 @@ const iso = (value: string) => new Date(value).toISOString();
 interface FloorRow {
   createdAt: string;
   plan: StoredStudyPlan;
-  screener: { createdAt: string; updatedAt: string; externalSurveySetupUpdatedAt: string | null } | null;
+  screener: StudyRecord['screener'];
 }
 
 async function startFloor() {
@@ -44,12 +45,8 @@ async function startFloor() {
         ...row,
         createdAt: iso(row.createdAt),
         studyPlan: presentPlan(row.plan),
-        screener: screener && {
-          ...screener,
-          createdAt: iso(screener.createdAt),
-          updatedAt: iso(screener.updatedAt),
-          externalSurveySetupUpdatedAt: screener.externalSurveySetupUpdatedAt === null ? null : iso(screener.externalSurveySetupUpdatedAt),
-        },
+        // Its questions as the service shows them (choices, number rules and skip logic only where set: issue 33).
+        screener: screener && presentScreener(screener),
       };
     },
   );

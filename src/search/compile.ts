@@ -157,6 +157,32 @@ const sortTypes: Record<ValueType, string> = {
 
 const and = (conditions: Condition[]): Condition => (conditions.length === 0 ? sql<SqlBool>`true` : sql<SqlBool>`(${sql.join(conditions, sql` and `)})`);
 const or = (conditions: Condition[]): Condition => (conditions.length === 0 ? sql<SqlBool>`false` : sql<SqlBool>`(${sql.join(conditions, sql` or `)})`);
+/** Whether a positive comparison matches the value `empty` (see PropertyDefinition.presence); the value was checked by then. */
+function emptyMatches(empty: null | 0, comparison: Comparison, raw: unknown, path: Path): boolean {
+  if (comparison === 'IS_EMPTY') return empty === null;
+  if (empty === null) return false;
+  if (comparison === 'BETWEEN') {
+    const [min, max] = read.pair(raw, path, read.number);
+    return min <= 0 && 0 <= max;
+  }
+  const bound = read.number(raw, path);
+  switch (comparison) {
+    case 'EQUALS':
+      return bound === 0;
+    case 'GREATER_THAN':
+      return 0 > bound;
+    case 'GREATER_THAN_OR_EQUAL':
+      return 0 >= bound;
+    case 'LESS_THAN':
+      return 0 < bound;
+    case 'LESS_THAN_OR_EQUAL':
+      return 0 <= bound;
+    default:
+      // Not a comparison of numbers: keep the condition as it is (always right).
+      return true;
+  }
+}
+
 const not = (condition: Condition): Condition => sql<SqlBool>`(not coalesce(${condition}, false))`;
 const textArray = (values: string[]) => sql`cast(${values} as text[])`;
 
@@ -401,6 +427,18 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
     }
   };
 
+  /**
+   * A positive condition on a name with `presence`, when the value a person without rows has
+   * cannot match it: only people with rows can, and saying so lets the planner start from them
+   * (see PropertyDefinition.presence). Null matches no comparison but IS_EMPTY; 0 is compared.
+   * The result is unchanged for every person: one without rows had the empty value, which fails.
+   */
+  const withPresence = (definition: PropertyDefinition, comparison: Comparison, condition: Condition, raw: unknown, path: Path): Condition => {
+    const presence = definition.presence;
+    if (!presence || emptyMatches(presence.empty, comparison, raw, path)) return condition;
+    return sql<SqlBool>`(p.person_id in (${presence.persons(context)}) and ${condition})`;
+  };
+
   const compileFilter = (item: Filter, path: Path): Condition => {
     const ref = item.property;
     let definition: PropertyDefinition;
@@ -425,7 +463,9 @@ export function compileRootFilter(filter: RootFilter | undefined, options: Compi
     const valuePath = [...path, 'value'];
     const complement = complements[comparison];
     try {
-      return complement ? not(positive(definition, complement, item.value, valuePath)) : positive(definition, comparison, item.value, valuePath);
+      const positiveComparison = complement ?? comparison;
+      const condition = withPresence(definition, positiveComparison, positive(definition, positiveComparison, item.value, valuePath), item.value, valuePath);
+      return complement ? not(condition) : condition;
     } catch (error) {
       if (error instanceof ValueMismatch) throw badRequest(`${comparison} on ${definition.label} takes ${valueTaken(definition.type, comparison)}`, error.path);
       throw error;

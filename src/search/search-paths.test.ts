@@ -253,6 +253,42 @@ describe('search access paths', () => {
   });
 });
 
+describe("names read from a person's other rows (PropertyDefinition.presence)", () => {
+  /** EXPLAIN ANALYZE of the count, as the tenant runs it: the most loops of any scan of participants. */
+  async function participantScans(filter: RootFilter): Promise<{ total: number; loops: number; sql: string }> {
+    const statements = await compileSearch(searchCall(), peopleTarget(tenant.workspaceId), filter, { size: 5 }, byPersonId);
+    const db = service.deps.tenantDb(tenant.workspaceId);
+    const compiled = statements.count.compile(db);
+    const { rows } = await db.executeQuery<{ 'QUERY PLAN': string }>({ ...compiled, sql: `explain (analyze) ${compiled.sql}` });
+    const loops = rows.map((row) => row['QUERY PLAN']).filter((line) => /on participants h\b/.test(line)).map((line) => Number(/loops=(\d+)/.exec(line)?.[1] ?? 0));
+    const counted = await db.executeQuery<{ total: string | number }>(compiled);
+    return { total: Number(counted.rows[0]!.total), loops: Math.max(...loops), sql: compiled.sql };
+  }
+
+  it('start from the people who have such rows when the empty value cannot match: the per-person subquery runs for them alone', async () => {
+    const filter: RootFilter = { operator: 'AND', filters: [{ property: { propertyGroup: 'PERSON', propertyName: 'STUDY_MEMBERSHIP' }, comparison: 'HAS_ANY_OF', value: [studyId] }] };
+    const { total, loops, sql: statement } = await participantScans(filter);
+    expect(total).toBe(8);
+    expect(statement).toContain('p.person_id in (select');
+    // 12 people, 8 with participations: the subquery once per person would loop 12 times.
+    expect(loops).toBeGreaterThan(0);
+    expect(loops).toBeLessThanOrEqual(8);
+  });
+
+  it('keep the condition as it was when the empty value matches (a count below a bound, IS_EMPTY), and its complement alike', async () => {
+    const below: RootFilter = { operator: 'AND', filters: [{ property: { propertyGroup: 'PERSON', propertyName: 'INVITED_TO_STUDY' }, comparison: 'LESS_THAN', value: 1 }] };
+    const invited = (await participantScans({ operator: 'AND', filters: [{ property: { propertyGroup: 'PERSON', propertyName: 'INVITED_TO_STUDY' }, comparison: 'GREATER_THAN_OR_EQUAL', value: 1 }] })).total;
+    const notInvited = await participantScans(below);
+    expect(notInvited.sql).not.toContain('p.person_id in (select');
+    expect(invited + notInvited.total).toBe(12);
+    const empty = await participantScans({ operator: 'AND', filters: [{ property: { propertyGroup: 'PERSON', propertyName: 'STUDY_MEMBERSHIP' }, comparison: 'IS_EMPTY' }] });
+    const notEmpty = await participantScans({ operator: 'AND', filters: [{ property: { propertyGroup: 'PERSON', propertyName: 'STUDY_MEMBERSHIP' }, comparison: 'IS_NOT_EMPTY' }] });
+    expect([empty.total, notEmpty.total]).toEqual([4, 8]);
+    const none = await participantScans({ operator: 'AND', filters: [{ property: { propertyGroup: 'PERSON', propertyName: 'STUDY_MEMBERSHIP' }, comparison: 'HAS_NONE_OF', value: [studyId] }] });
+    expect(none.total).toBe(4);
+  });
+});
+
 describe('planner statistics on custom properties', () => {
   const statisticsOf = async (propertyId: string) =>
     (await sql<{ name: string }>`select stxname as name from pg_statistic_ext where stxname = ${statisticsName(propertyId)}`.execute(service.deps.db)).rows.length;

@@ -44,7 +44,8 @@ function presentQuestion(question: RawQuestion) {
   };
 }
 
-function presentScreener(screener: RawScreener) {
+/** Exported for the http bench's floor, which must present the same row as the service does. */
+export function presentScreener(screener: RawScreener) {
   return {
     ...screener,
     createdAt: iso(screener.createdAt),
