@@ -183,6 +183,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
     config,
     db: database.db,
     tenantDb: config.rowLevelSecurity ? database.forTenant : () => database.db,
+    backgroundDb: (workspaceId) => database.background(config.rowLevelSecurity ? workspaceId : null),
     storeKind: database.kind,
     clock,
     cursors: new CursorCodec(await loadCursorSecret(database.db, config.secretsKey)),

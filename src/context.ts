@@ -21,6 +21,11 @@ export interface ServiceDeps {
    * security (ROW_LEVEL_SECURITY=on) its connections see that workspace alone; off, it is `db`.
    */
   tenantDb(workspaceId: string): Kysely<DB>;
+  /**
+   * The handle for background work, the owner's (null) or a workspace's (as tenantDb): on the
+   * embedded store its statements take the one connection after everyone else's (Database.background).
+   */
+  backgroundDb(workspaceId: string | null): Kysely<DB>;
   storeKind: StoreKind;
   clock: Clock;
   cursors: CursorCodec;

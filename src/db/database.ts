@@ -27,6 +27,13 @@ export interface Database {
    * role and the workspace, under row-level security (src/db/tenancy.ts).
    */
   forTenant(workspaceId: string): Kysely<DB>;
+  /**
+   * The owner's handle (null) or a workspace's, for background work (an import's upload and its
+   * job): on the embedded store its statements take the one connection after everyone else's
+   * waiting ones (src/db/pglite-dialect.ts), so an interactive request waits for at most the
+   * statement or transaction holding it. On PostgreSQL, the ordinary handle: a pool has no queue.
+   */
+  background(workspaceId: string | null): Kysely<DB>;
   kind: StoreKind;
   connections: ConnectionState;
   /**
@@ -81,6 +88,29 @@ const parsers: Record<number, (text: string) => unknown> = {
   [TEXT_ARRAY]: (text) => (text === '{}' ? [] : parseTextArray(text)),
 };
 
+/**
+ * bytea on the embedded store, as hex text both ways, by Buffer's native codec. PGlite's own
+ * serializer maps every byte through toString(16) and joins them (about 2 s for an import's 1 MB
+ * chunk, with the one connection held and the event loop blocked throughout: issue 32, another
+ * workspace's p99 at 171x during an upload), and its parser calls parseInt per byte.
+ */
+const BYTEA = 17;
+const embeddedSerializers: Record<number, (value: unknown) => string> = {
+  [BYTEA]: (value) => {
+    if (!(value instanceof Uint8Array)) throw new Error('Invalid input for bytea type');
+    return `\\x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}`;
+  },
+};
+const embeddedParsers: Record<number, (text: string) => unknown> = {
+  ...parsers,
+  [BYTEA]: (text) => {
+    // A buffer of its own (not a slice of Node's shared pool), as PGlite's parser gave.
+    const bytes = new Uint8Array((text.length - 2) / 2);
+    Buffer.from(bytes.buffer).write(text.slice(2), 'hex');
+    return bytes;
+  },
+};
+
 export interface OpenOptions {
   /** Names this pool's sessions in pg_stat_activity (PostgreSQL only). */
   applicationName?: string;
@@ -133,10 +163,11 @@ function openPostgres(
   // next query fails (the request answers 503) and the pool discards it on release.
   pool.on('connect', (client) => client.on('error', onConnectionError));
   const prepared = preparingPool(pool);
-  const { db, forTenant } = scopedHandles(new PostgresDialect({ pool: prepared }), new PostgresDriver({ pool: prepared }), (connection) => connection);
+  const { db, forTenant, background } = scopedHandles(new PostgresDialect({ pool: prepared }), new PostgresDriver({ pool: prepared }), (connection) => connection, { queued: false });
   return {
     db,
     forTenant,
+    background,
     kind: 'postgres',
     connections: { kind: 'pool', pool, max: poolSize },
     listen: (channel, onNotification) => listenOnPostgres(connectionString, applicationName, channel, onNotification, onConnectionError),
@@ -146,30 +177,42 @@ function openPostgres(
 
 /** Workspaces whose handles are kept; one evicted is rebuilt at its next request (a few microseconds). */
 const TENANT_HANDLES = 10_000;
+/** Workspaces whose background handles are kept (uploads at once are few: IMPORT_UPLOADS_PER_PROCESS). */
+const BACKGROUND_HANDLES = 100;
 
 /**
  * The owner's handle and the workspaces' handles over one store driver (its pool, or the embedded
  * store's queue): each handle's driver switches the connections it takes to its own scope.
  */
-function scopedHandles(dialect: Dialect, store: Driver, sessionOf: (connection: DatabaseConnection) => object): Pick<Database, 'db' | 'forTenant'> {
-  const handle = (scope: string | null) =>
+function scopedHandles(
+  dialect: Dialect,
+  store: Driver,
+  sessionOf: (connection: DatabaseConnection) => object,
+  { queued }: { queued: boolean },
+): Pick<Database, 'db' | 'forTenant' | 'background'> {
+  const handle = (scope: string | null, background = false) =>
     new Kysely<DB>({
       dialect: {
         createAdapter: () => dialect.createAdapter(),
         createQueryCompiler: () => dialect.createQueryCompiler(),
         createIntrospector: (db) => dialect.createIntrospector(db),
-        createDriver: () => new ScopedDriver(store, scope, sessionOf),
+        createDriver: () => new ScopedDriver(store, scope, sessionOf, background),
       },
     });
-  const tenants = new LRUCache<string, Kysely<DB>>({ max: TENANT_HANDLES });
-  return {
-    db: handle(null),
-    forTenant: (workspaceId) => {
-      let tenant = tenants.get(workspaceId);
-      if (!tenant) tenants.set(workspaceId, (tenant = handle(workspaceId)));
+  const cached = (max: number, background: boolean) => {
+    const handles = new LRUCache<string, Kysely<DB>>({ max });
+    return (workspaceId: string) => {
+      let tenant = handles.get(workspaceId);
+      if (!tenant) handles.set(workspaceId, (tenant = handle(workspaceId, background)));
       return tenant;
-    },
+    };
   };
+  const db = handle(null);
+  const forTenant = cached(TENANT_HANDLES, false);
+  if (!queued) return { db, forTenant, background: (workspaceId) => (workspaceId === null ? db : forTenant(workspaceId)) };
+  const owner = handle(null, true);
+  const tenants = cached(BACKGROUND_HANDLES, true);
+  return { db, forTenant, background: (workspaceId) => (workspaceId === null ? owner : tenants(workspaceId)) };
 }
 
 /**
@@ -276,15 +319,17 @@ async function openEmbedded(options: OpenOptions): Promise<Database> {
       dataDir: dataDir ? path.join(dataDir, 'pgdata') : undefined,
       ...(options.inMemory && options.startFrom ? { loadDataDir: options.startFrom } : {}),
       startParams: embeddedStartParams,
-      parsers,
+      parsers: embeddedParsers,
+      serializers: embeddedSerializers,
       extensions: { pg_trgm },
     });
     const dialect = new PGliteDialect(pglite);
     // One session behind every connection object the queue hands out.
-    const { db, forTenant } = scopedHandles(dialect, dialect.createDriver(), () => pglite);
+    const { db, forTenant, background } = scopedHandles(dialect, dialect.createDriver(), () => pglite, { queued: true });
     return {
       db,
       forTenant,
+      background,
       kind: 'embedded',
       connections: { kind: 'queue', queue: dialect.queue },
       listen: async (channel, onNotification) => {

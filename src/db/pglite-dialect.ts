@@ -81,7 +81,8 @@ interface Waiter {
 /**
  * The single connection, handed to one holder at a time, in two queues: statements of a workspace
  * running heavy work (ConnectionQueue.setBackground; its searches' transactions, a 1000-row page
- * each) wait behind everyone else's, so that another workspace's one-row request waits for at most
+ * each), and of background handles (Database.background: an import's upload and job), wait behind
+ * everyone else's, so that another workspace's one-row request waits for at most
  * the transaction holding the connection, not for every search queued before it. A background
  * waiter that has waited BACKGROUND_MAX_WAIT_MS goes first all the same: nothing starves.
  */
@@ -117,7 +118,7 @@ class ConnectionLock implements ConnectionQueue {
     for (const listener of this.listeners) listener(seconds);
   }
 
-  acquire(scope: string | null = null): Promise<() => void> {
+  acquire(scope: string | null = null, background = false): Promise<() => void> {
     let released = false;
     const release = () => {
       if (released) return;
@@ -130,7 +131,7 @@ class ConnectionLock implements ConnectionQueue {
       this.ended(performance.now());
       return Promise.resolve(release);
     }
-    const queue = this.isBackground(scope) ? this.background : this.foreground;
+    const queue = background || this.isBackground(scope) ? this.background : this.foreground;
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
         since: performance.now(),
@@ -191,9 +192,12 @@ class PGliteDriver implements Driver {
     return this.acquireConnectionFor(null);
   }
 
-  /** The connection for a scope's statements (ScopedDriver): a background scope's wait behind the others'. */
-  async acquireConnectionFor(scope: string | null): Promise<DatabaseConnection> {
-    const release = await this.lock.acquire(scope);
+  /**
+   * The connection for a scope's statements (ScopedDriver): a background scope's, and a background
+   * handle's (Database.background: an import), wait behind the others'.
+   */
+  async acquireConnectionFor(scope: string | null, background = false): Promise<DatabaseConnection> {
+    const release = await this.lock.acquire(scope, background);
     // One connection object serves every holder in turn; the lock guarantees one at a time.
     const lease = Object.create(this.connection) as PGliteConnection;
     this.releases.set(lease, release);

@@ -51,6 +51,8 @@ export class ScopedDriver implements Driver {
     private readonly store: Driver,
     private readonly scope: string | null,
     private readonly sessionOf: (connection: DatabaseConnection) => object,
+    /** Background work's handle: on the embedded store's queue its statements wait behind the others'. */
+    private readonly background = false,
   ) {
     // Only what the store's driver has: Kysely treats a missing savepoint method as unsupported.
     this.savepoint = store.savepoint?.bind(store);
@@ -64,8 +66,8 @@ export class ScopedDriver implements Driver {
 
   async acquireConnection(): Promise<DatabaseConnection> {
     // The embedded store's driver queues by scope (src/db/pglite-dialect.ts); a pool does not.
-    const store = this.store as Driver & { acquireConnectionFor?: (scope: string | null) => Promise<DatabaseConnection> };
-    const connection = await (store.acquireConnectionFor ? store.acquireConnectionFor(this.scope) : store.acquireConnection());
+    const store = this.store as Driver & { acquireConnectionFor?: (scope: string | null, background: boolean) => Promise<DatabaseConnection> };
+    const connection = await (store.acquireConnectionFor ? store.acquireConnectionFor(this.scope, this.background) : store.acquireConnection());
     try {
       await scopeConnection(connection, this.sessionOf(connection), this.scope);
     } catch (error) {
@@ -92,7 +94,7 @@ export class ScopedDriver implements Driver {
   }
 
   destroy(): Promise<void> {
-    return this.scope === null ? this.store.destroy() : Promise.resolve();
+    return this.scope === null && !this.background ? this.store.destroy() : Promise.resolve();
   }
 }
 

@@ -252,7 +252,9 @@ describe('POST /imports', () => {
     expect(response.statusCode, response.body).toBe(400);
   });
 
-  it('stores a large file in chunks of about 1 MiB', async () => {
+  // Issue 32: on the embedded store a chunk's insert holds its one connection, so chunks are 32 KiB there.
+  const chunkBytes = storeKind === 'embedded' ? 32 * 1024 : 1024 * 1024;
+  it(`stores a large file in chunks of ${chunkBytes / 1024} KiB`, async () => {
     const tenant = await createTenant(service);
     const rows = [['email', 'firstName']];
     for (let index = 0; index < 40_000; index++) rows.push([`person${index}.${tenant.workspaceId.toLowerCase()}@example.test`, `Name number ${index} with some padding`]);
@@ -260,9 +262,9 @@ describe('POST /imports', () => {
     expect(csv.length).toBeGreaterThan(2 * 1024 * 1024);
     const importId = await startImport(service, tenant, csv);
     const stored = await service.deps.db.selectFrom('imports').select(['chunk_count', 'byte_count']).where('import_id', '=', importId).executeTakeFirstOrThrow();
-    expect(stored.chunk_count).toBe(Math.ceil(Buffer.byteLength(csv) / (1024 * 1024)));
+    expect(stored.chunk_count).toBe(Math.ceil(Buffer.byteLength(csv) / chunkBytes));
     const sizes = await service.deps.db.selectFrom('import_chunks').select(sql<number>`length(data)`.as('size')).where('import_id', '=', importId).orderBy('chunk_index').execute();
-    expect(sizes.slice(0, -1).every((chunk) => Number(chunk.size) === 1024 * 1024)).toBe(true);
+    expect(sizes.slice(0, -1).every((chunk) => Number(chunk.size) === chunkBytes)).toBe(true);
     expect(Number(stored.byte_count)).toBe(Buffer.byteLength(csv));
     expect(await settleImport(service, tenant, importId)).toMatchObject({ status: 'COMPLETED', rowsTotal: 40_000, rowsImported: 40_000, rowsFailed: 0 });
     expect((await peopleByEmail(service, tenant.workspaceId)).size).toBe(40_000);

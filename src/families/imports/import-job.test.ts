@@ -126,6 +126,29 @@ describe('the import job', () => {
     expect(await chunkCount(importId)).toBe(0);
   });
 
+  it.each([
+    ['a budget no batch fits: the least rows (10)', 1e-6, 10],
+    ['a budget every batch fits: batchSize (60)', 1e6, 60],
+  ] as const)('sizes batches by a budget of time (the embedded store), with %s; the file parsed in slices of 64 bytes; every row once', async (_what, batchBudgetMs, size) => {
+    await setClock(new Date('2026-12-04T00:00:00.000Z'));
+    const tenant = await createTenant(service);
+    const emails = Array.from({ length: 175 }, (_, index) => uniqueEmail(`sized${index + 1}`));
+    const importId = await startImport(service, tenant, csvOf([['email', 'firstName'], ...emails.map((email, index) => [email, `Name ${index + 1}`])]));
+    const batches: number[] = [];
+    await importRunner({ batchSize: 60, batchBudgetMs, parseSliceBytes: 64, onRowsCommitted: (rows) => batches.push(rows.imported + rows.failed) }).runDue(own(tenant));
+    // The first batch has 50 rows; the second fills while the first commits, before its time is
+    // known (between 10 and 60); from the third on, each has the size the budget gives (the last the rest).
+    expect(batches[0]).toBe(50);
+    expect(batches.reduce((sum, rows) => sum + rows, 0)).toBe(175);
+    expect(batches.length).toBeGreaterThanOrEqual(4);
+    expect(batches.slice(2, -1).every((rows) => rows === size)).toBe(true);
+    expect(batches.at(-1)).toBeLessThanOrEqual(size);
+    expect(await readImport(service, tenant, importId)).toMatchObject({ status: 'COMPLETED', rowsTotal: 175, rowsImported: 175, rowsFailed: 0 });
+    const people = await peopleByEmail(service, tenant.workspaceId);
+    expect(new Set(people.keys())).toEqual(new Set(emails.map((email) => email.toLowerCase())));
+    expect(people.get(emails[174]!.toLowerCase())!.first_name).toBe('Name 175');
+  });
+
   it('writes two batches at once yet commits them in order: a crash keeps exactly the batches before it, and a later row still wins', async () => {
     const start = new Date('2026-12-07T00:00:00.000Z');
     await setClock(start);

@@ -33,12 +33,32 @@ export interface ImportJobOptions {
   concurrentBatches?: number;
   /** Told the rows of each committed batch (also the row where a broken file stops): the metrics count them. */
   onRowsCommitted?: (rows: CommittedRows) => void;
+  /**
+   * A budget of time for writing one batch's people (ms), on the embedded store: its one connection
+   * is held, and its event loop busy, for the whole transaction, and every other workspace's request
+   * waits that long (issue 32). Each batch is then sized from the last one's measured time per row,
+   * between MIN_BATCH_ROWS and `batchSize`.
+   */
+  batchBudgetMs?: number;
+  /**
+   * The most bytes of the file parsed in one go (default: a stored piece, 48 KiB), with a turn of
+   * the event loop between: parsing and checking rows runs on the event loop every request shares.
+   */
+  parseSliceBytes?: number;
 }
+
+/** The fewest rows a batch sized by its budget of time holds: a transaction's own statements cost the same for one row as for many. */
+export const MIN_BATCH_ROWS = 10;
 
 /** Rows one transaction of an import committed: people upserted, and rows refused. */
 export interface CommittedRows {
   imported: number;
   failed: number;
+}
+
+/** A committed batch, and how long writing its people took (ms; the part of its transaction that grows with its rows). */
+interface CommittedBatch extends CommittedRows {
+  writeMs: number;
 }
 
 /** A batch being written. */
@@ -108,8 +128,10 @@ export function importJobHandler(db: Kysely<DB>, clock: Clock, options: ImportJo
   };
 }
 
-async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, batchSize: number, options: ImportJobOptions) {
-  const { afterBatch, onRowsCommitted } = options;
+async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, maxBatchRows: number, options: ImportJobOptions) {
+  const { afterBatch, onRowsCommitted, batchBudgetMs, parseSliceBytes } = options;
+  // Rows for the next batch: maxBatchRows, or what the budget of time allows (sized after each commit).
+  let batchSize = batchBudgetMs === undefined ? maxBatchRows : Math.min(maxBatchRows, MIN_BATCH_ROWS * 5);
   const concurrentBatches = Math.max(1, options.concurrentBatches ?? 1);
   const { workspaceId } = job;
   const { importId } = job.payload;
@@ -208,7 +230,15 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
       const order = { locked: concurrentBatches > 1, onStarted: announce, predecessor };
       // Committed first, then told: an optional call would skip the commit with no listener.
       const committed = await commitBatch(db, clock, batchContext, rows, from, next, order);
-      onRowsCommitted?.(committed);
+      if (batchBudgetMs !== undefined) {
+        // The next batch sized by this one's time per row in writing its people. A transaction's own
+        // statements (begin, the fence, the offset, commit) cost the same for one row as for many:
+        // counted in, they shrank every batch to the least on a loaded machine, and the import ran
+        // three times slower, the connection held about as long.
+        const perRow = committed.writeMs / rows.rows;
+        batchSize = Math.max(MIN_BATCH_ROWS, Math.min(maxBatchRows, Math.floor(batchBudgetMs / Math.max(perRow, 1e-3))));
+      }
+      onRowsCommitted?.({ imported: committed.imported, failed: committed.failed });
       written += rows.rows;
       batches++;
       await afterBatch?.(importId, batches);
@@ -293,7 +323,15 @@ async function runImport(db: Kysely<DB>, clock: Clock, job: Job<ImportPayload>, 
         if (slice.length === 0) continue;
       }
       try {
-        await feed(slice);
+        if (slice === undefined || parseSliceBytes === undefined || slice.length <= parseSliceBytes) await feed(slice);
+        else {
+          // A piece in slices, each parsed in a turn of the event loop of its own, its filled batches committing meanwhile.
+          for (let at = 0; at < slice.length; at += parseSliceBytes) {
+            await feed(slice.subarray(at, at + parseSliceBytes));
+            await commitFilled();
+            if (at + parseSliceBytes < slice.length) await new Promise<void>((resolve) => setImmediate(resolve));
+          }
+        }
       } catch (error) {
         if (!(error instanceof CsvError)) throw error;
         broken = error;
@@ -439,16 +477,18 @@ async function takeBatchLock(transaction: Kysely<DB>, importId: string, from: nu
  * predecessor's transaction has ended (its batch lock) and the predecessor was told of: a
  * predecessor that failed fails this batch too, which then writes nothing.
  */
-async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, batch: Batch, expectedOffset: number, nextOffset: number, order: BatchOrder): Promise<CommittedRows> {
+async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, batch: Batch, expectedOffset: number, nextOffset: number, order: BatchOrder): Promise<CommittedBatch> {
   const { workspaceId, importId } = context;
   const { predecessor } = order;
   const now = clock.now().toISOString();
-  return inTransaction(db, async (transaction) => {
+  let writeMs = 0;
+  const committed = await inTransaction(db, async (transaction) => {
     if (order.locked) await takeBatchLock(transaction, importId, expectedOffset);
     order.onStarted();
     const fenceFirst = predecessor === undefined ? await fence(transaction, context, expectedOffset, now) : undefined;
     let imported: number;
     let failures: RowFailure[];
+    const writing = performance.now();
     if ('records' in batch) {
       // The people family writes the people, and their memberships.
       await upsertPeopleRecords(transaction, workspaceId, batch.records, { importId, populationId: context.populationId, at: now });
@@ -457,6 +497,7 @@ async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, 
     } else {
       ({ imported, failures } = await upsertOutcomes(transaction, context, batch.outcomes, now));
     }
+    writeMs = performance.now() - writing;
     if (predecessor) {
       await takeBatchLock(transaction, importId, predecessor.from);
       await predecessor.settled;
@@ -486,6 +527,7 @@ async function commitBatch(db: Kysely<DB>, clock: Clock, context: BatchContext, 
       .execute();
     return { imported, failed: failures.length };
   });
+  return { ...committed, writeMs };
 }
 
 /** A batch of checked rows (a file naming a unique property): rows of one email merged, then written, some refused. */

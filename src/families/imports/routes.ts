@@ -79,7 +79,11 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
       uploads.set(workspaceId, ofWorkspace + 1);
       uploadsInProcess++;
       try {
-        return reply.code(202).send(await service.receiveImport(requestContext(deps, request), body, request.query.populationId, maxBytes));
+        // Background work: on the embedded store the chunks' inserts wait behind interactive
+        // statements, and are small enough to hold its one connection a few ms each.
+        const context = { ...requestContext(deps, request), db: deps.backgroundDb(workspaceId) };
+        const chunkBytes = deps.storeKind === 'embedded' ? service.EMBEDDED_IMPORT_CHUNK_BYTES : service.IMPORT_CHUNK_BYTES;
+        return reply.code(202).send(await service.receiveImport(context, body, request.query.populationId, maxBytes, chunkBytes));
       } finally {
         uploadsInProcess--;
         const left = (uploads.get(workspaceId) ?? 1) - 1;

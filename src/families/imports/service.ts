@@ -18,6 +18,12 @@ export const IMPORT_BYTES_MAX = 256 * 1024 ** 2;
 /** Stored chunks are about this size: big enough for few rows, small enough for short statements. */
 export const IMPORT_CHUNK_BYTES = 1024 * 1024;
 /**
+ * The chunk size on the embedded store: each chunk's insert holds its one connection, and runs on
+ * the event loop, for as long as it takes (issue 32: about 0.1 ms a KiB under load, so a 1 MiB
+ * chunk kept every other workspace waiting ~100 ms; 32 KiB, a few ms).
+ */
+export const EMBEDDED_IMPORT_CHUNK_BYTES = 32 * 1024;
+/**
  * Rows per committed batch of the import job. Measured (bench/import.ts): batches of 1000 spent
  * about a tenth more CPU than 5000, and waited for a commit's flush five times as often.
  */
@@ -99,7 +105,7 @@ function headerCells(line: Buffer, known: ReadonlySet<string>): { header: string
  * its job in one transaction. Anything that goes wrong before that (bytes that are not text, say)
  * deletes what was stored: the client never saw the import's id, and nothing changed.
  */
-export async function receiveImport(context: CallContext, body: Readable, populationId: string | undefined, maxBytes = IMPORT_BYTES_MAX) {
+export async function receiveImport(context: CallContext, body: Readable, populationId: string | undefined, maxBytes = IMPORT_BYTES_MAX, chunkBytes = IMPORT_CHUNK_BYTES) {
   const { db, workspaceId } = context;
   if (populationId !== undefined) {
     const population = await db.selectFrom('populations').select('population_id').where('workspace_id', '=', workspaceId).where('population_id', '=', populationId).executeTakeFirst();
@@ -120,12 +126,12 @@ export async function receiveImport(context: CallContext, body: Readable, popula
   // One chunk's bytes, filled and stored again and again: a new buffer per chunk (and the
   // pieces concatenated into it) left a megabyte or two of garbage outside V8's heap per
   // chunk, which the heap's collections free only now and then (issue 12: peak RSS).
-  const chunk = Buffer.allocUnsafe(IMPORT_CHUNK_BYTES);
+  const chunk = Buffer.allocUnsafe(chunkBytes);
   let filled = 0;
   let chunkIndex = 0;
   try {
     let total = 0;
-    // Chunks are exactly IMPORT_CHUNK_BYTES (the last one less), however the body arrives.
+    // Chunks are exactly chunkBytes (the last one less), however the body arrives.
     const take = async (piece: Buffer) => {
       total += piece.length;
       if (total > maxBytes) throw tooLarge(maxBytes);
@@ -133,7 +139,7 @@ export async function receiveImport(context: CallContext, body: Readable, popula
         const copied = piece.copy(chunk, filled, at);
         filled += copied;
         at += copied;
-        if (filled === IMPORT_CHUNK_BYTES) {
+        if (filled === chunkBytes) {
           await queries.insertChunk(db, workspaceId, importId, chunkIndex++, chunk);
           filled = 0;
         }
