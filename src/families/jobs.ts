@@ -6,12 +6,6 @@ import { purgePeopleHandler, purgePeopleSchedule } from './people/purge.js';
 import { pruneWebhookHistoryHandler, pruneWebhookHistorySchedule } from './webhooks/jobs.js';
 import { sweepRemindersHandler, sweepRemindersSchedule } from './scheduling/reminders.js';
 
-/**
- * The embedded store's budget of time for writing one import batch's people (ms; its transaction's
- * other statements add a fixed ~1 ms, more on a loaded machine): another workspace's request waits
- * for at most one such transaction (fairness bench: its p99 alone is ~3 ms on a quiet machine).
- */
-export const EMBEDDED_IMPORT_BATCH_MS = 3;
 /** The most of a file the embedded store's import job parses in one turn of the event loop. */
 export const EMBEDDED_IMPORT_PARSE_BYTES = 8 * 1024;
 
@@ -23,12 +17,12 @@ export const EMBEDDED_IMPORT_PARSE_BYTES = 8 * 1024;
 export function registerFamilyJobs(runner: JobRunner, deps: ServiceDeps): void {
   // On the embedded store every statement runs on the event loop and holds the one connection (issue
   // 32): the job's statements wait behind interactive ones (the background handle), each batch is
-  // sized to hold the connection about EMBEDDED_IMPORT_BATCH_MS, and the file is parsed a few KiB at a time.
+  // sized to hold the connection about EMBEDDED_IMPORT_BATCH_MS (config), and the file is parsed a few KiB at a time.
   const onRowsCommitted = (rows: CommittedRows) => deps.metrics.countImportRows(rows);
   runner.register(
     deps.storeKind === 'postgres'
       ? importJobHandler(deps.db, deps.clock, { concurrentBatches: 2, onRowsCommitted })
-      : importJobHandler(deps.backgroundDb(null), deps.clock, { batchSize: 500, batchBudgetMs: EMBEDDED_IMPORT_BATCH_MS, parseSliceBytes: EMBEDDED_IMPORT_PARSE_BYTES, onRowsCommitted }),
+      : importJobHandler(deps.backgroundDb(null), deps.clock, { batchSize: 500, batchBudgetMs: deps.config.embeddedImportBatchMs, parseSliceBytes: EMBEDDED_IMPORT_PARSE_BYTES, onRowsCommitted }),
   );
   runner.register(purgePeopleHandler(deps.db, deps.clock));
   runner.schedule(purgePeopleSchedule);
