@@ -2,6 +2,11 @@ import { type IncentiveProvider, type ProviderCallOptions, ProviderRefusal } fro
 import { SandboxProvider } from './sandbox.js';
 
 export * from './provider.js';
+/**
+ * Tango Card, in the per-workspace factory shape `(settings) => IncentiveProvider`; not in
+ * providerFactories below while those take no settings.
+ */
+export { TANGO_CREDENTIALS, TANGO_REQUIRED_CREDENTIALS, TANGO_WEBHOOK_SECRET_CREDENTIAL, type TangoSettings, createTangoProvider } from './tango/tango.js';
 
 /**
  * Every provider the service can pay through, by the name INCENTIVE_PROVIDER takes. A new
