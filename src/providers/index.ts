@@ -6,6 +6,11 @@ import { SandboxProvider } from './sandbox.js';
 import { TremendousProvider, tremendousApiUrls, tremendousCredentials } from './tremendous/adapter.js';
 
 export * from './provider.js';
+/**
+ * Tango Card, in the per-workspace factory shape `(settings) => IncentiveProvider`; not in
+ * providerFactories below while those take no settings.
+ */
+export { TANGO_CREDENTIALS, TANGO_REQUIRED_CREDENTIALS, TANGO_WEBHOOK_SECRET_CREDENTIAL, type TangoSettings, createTangoProvider } from './tango/tango.js';
 
 /** What an adapter is made with: the workspace's credentials (decrypted) and the API's base URL (the operator's, never the workspace's). */
 export interface ProviderSettings {
