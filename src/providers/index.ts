@@ -1,15 +1,13 @@
 import type { Kysely } from 'kysely';
+import { supportedCurrencies } from '../families/incentives/currencies.js';
 import type { DB } from '../db/schema.js';
 import type { ProviderAccounts } from './accounts.js';
 import { type IncentiveProvider, type ProviderCallOptions, ProviderRefusal } from './provider.js';
 import { SandboxProvider } from './sandbox.js';
+import { createTangoProvider, TANGO_CREDENTIALS, TANGO_PRODUCTION_API_URL, TANGO_SANDBOX_API_URL } from './tango/tango.js';
 import { TremendousProvider, tremendousApiUrls, tremendousCredentials } from './tremendous/adapter.js';
 
 export * from './provider.js';
-/**
- * Tango Card, in the per-workspace factory shape `(settings) => IncentiveProvider`; not in
- * providerFactories below while those take no settings.
- */
 export { TANGO_CREDENTIALS, TANGO_REQUIRED_CREDENTIALS, TANGO_WEBHOOK_SECRET_CREDENTIAL, type TangoSettings, createTangoProvider } from './tango/tango.js';
 
 /** What an adapter is made with: the workspace's credentials (decrypted) and the API's base URL (the operator's, never the workspace's). */
@@ -32,6 +30,7 @@ export interface ProviderCredentialSpec {
 export const providerFactories = {
   sandbox: (_settings: ProviderSettings): IncentiveProvider => new SandboxProvider(),
   tremendous: (settings: ProviderSettings): IncentiveProvider => new TremendousProvider(settings),
+  tango: (settings: ProviderSettings): IncentiveProvider => createTangoProvider(settings),
 } satisfies Record<string, (settings: ProviderSettings) => IncentiveProvider>;
 
 export type ProviderName = keyof typeof providerFactories;
@@ -42,6 +41,14 @@ export const DEFAULT_PROVIDER = 'sandbox' satisfies ProviderName;
 export const providerCredentials: Record<ProviderName, ProviderCredentialSpec> = {
   sandbox: { required: [], optional: [] },
   tremendous: tremendousCredentials,
+  tango: {
+    required: TANGO_CREDENTIALS.filter((credential) => credential.required).map((credential) => credential.name),
+    // A catalog item per currency (utidEUR, utidJPY, …) is one optional credential each.
+    optional: [
+      ...TANGO_CREDENTIALS.filter((credential) => !credential.required && credential.name !== 'utid<CURRENCY>').map((credential) => credential.name),
+      ...supportedCurrencies.map((currency) => `utid${currency}`),
+    ],
+  },
 };
 
 /**
@@ -53,6 +60,7 @@ export const providerCredentials: Record<ProviderName, ProviderCredentialSpec> =
 export const providerApiUrls: Record<ProviderName, { SANDBOX: string; PRODUCTION: string } | null> = {
   sandbox: null,
   tremendous: tremendousApiUrls,
+  tango: { SANDBOX: TANGO_SANDBOX_API_URL, PRODUCTION: TANGO_PRODUCTION_API_URL },
 };
 
 /** The environment variable of each provider's operator-set base URL. */

@@ -114,6 +114,8 @@ export class TangoFake {
   balance = Number.POSITIVE_INFINITY;
   /** Orders placed, by externalRefID: one per key, however often it is ordered (this fake has one account). */
   readonly orders = new Map<string, TangoFakeOrder>();
+  /** Orders created per externalRefID, counted as each is created: 1 each while idempotency holds. */
+  readonly createdPerExternalRefId = new Map<string, number>();
   /** Every request received, in order, with what it was answered. */
   readonly requests: TangoFakeRequest[] = [];
   /** Webhook deliveries built, by eventId (a replay sends the same bytes again). */
@@ -150,11 +152,11 @@ export class TangoFake {
       customerIdentifier: this.customerIdentifier,
       accountIdentifier: this.accountIdentifier,
       utid: 'U000USD',
-      utid_EUR: 'U000EUR',
-      utid_GBP: 'U000GBP',
-      utid_CAD: 'U000CAD',
-      utid_AUD: 'U000AUD',
-      utid_JPY: 'U000JPY',
+      utidEUR: 'U000EUR',
+      utidGBP: 'U000GBP',
+      utidCAD: 'U000CAD',
+      utidAUD: 'U000AUD',
+      utidJPY: 'U000JPY',
       webhookSecret: this.webhookSecret,
       ...extra,
     };
@@ -163,6 +165,11 @@ export class TangoFake {
   /** Makes the next `times` requests of `operation` (after any faults already queued) fail with `fault`. */
   injectFault(operation: TangoFakeOperation, fault: TangoFakeFault, times = 1): void {
     for (let count = 0; count < times; count++) this.faults[operation].push(fault);
+  }
+
+  /** Forgets the faults still queued. */
+  clearFaults(): void {
+    for (const operation of Object.keys(this.faults) as TangoFakeOperation[]) this.faults[operation] = [];
   }
 
   /** How many orders Tango placed (and charged), counted as they are created: one per externalRefID when idempotency holds. */
@@ -368,6 +375,7 @@ export class TangoFake {
       resends: [],
     };
     this.orders.set(order.externalRefID, order);
+    this.createdPerExternalRefId.set(order.externalRefID, (this.createdPerExternalRefId.get(order.externalRefID) ?? 0) + 1);
     return { status: 201, body: this.orderView(order) };
   }
 

@@ -5069,10 +5069,10 @@ export interface components {
          */
         IncentiveProviderSetting: {
             /**
-             * @description The provider: `sandbox`, `tremendous`. `sandbox` pays no one and reaches nothing outside the service.
+             * @description The provider: `sandbox`, `tremendous`, `tango`. `sandbox` pays no one and reaches nothing outside the service.
              * @enum {string}
              */
-            provider: "sandbox" | "tremendous";
+            provider: "sandbox" | "tremendous" | "tango";
             /** @description `WORKSPACE`: set through this API; `CONFIGURATION`: the service's default (INCENTIVE_PROVIDER), as no provider is set for the workspace. */
             source: "WORKSPACE" | "CONFIGURATION";
             environment: ("SANDBOX" | "PRODUCTION") | null;
@@ -20277,16 +20277,16 @@ export interface operations {
                  */
                 "application/json": {
                     /**
-                     * @description The provider: `sandbox`, `tremendous`. `sandbox` pays no one and reaches nothing outside the service.
+                     * @description The provider: `sandbox`, `tremendous`, `tango`. `sandbox` pays no one and reaches nothing outside the service.
                      * @enum {string}
                      */
-                    provider: "sandbox" | "tremendous";
+                    provider: "sandbox" | "tremendous" | "tango";
                     /**
                      * @description Which of the provider's own environments the service reaches: its published sandbox (test money) or production URL. The service, not the workspace, knows the URLs (an operator may point a provider elsewhere with TREMENDOUS_API_URL / TANGO_API_URL).
                      * @default SANDBOX
                      */
                     environment?: "SANDBOX" | "PRODUCTION";
-                    /** @description The account's credentials by name, stored encrypted (AES-256-GCM under SECRETS_KEY) and never answered back. Tremendous: `apiKey`, `campaignId`, `webhookSecret` (the private key of its webhook), optional `fundingSourceId` (`balance` unless given). Given, they replace what was stored; left out, the stored ones stay (switching back to a provider set up before). */
+                    /** @description The account's credentials by name, stored encrypted (AES-256-GCM under SECRETS_KEY) and never answered back. Tremendous: `apiKey`, `campaignId`, `webhookSecret` (the private key of its webhook), optional `fundingSourceId` (`balance` unless given). Tango Card: `platformName`, `platformKey`, `customerIdentifier`, `accountIdentifier`, a catalog item `utid` (with `utidCurrency`, USD unless given) or one per currency (`utidEUR`, `utidJPY`, …), optional `etid` and `webhookSecret` (the base64 HMAC key given to Tango). Given, they replace what was stored; left out, the stored ones stay (switching back to a provider set up before). */
                     credentials?: {
                         [key: string]: string;
                     };

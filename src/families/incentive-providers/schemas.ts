@@ -20,7 +20,7 @@ export const PutIncentiveProviderBody = Type.Object(
       Type.Record(Type.String({ pattern: '^[A-Za-z][A-Za-z0-9]{0,63}$' }), Type.String({ minLength: 1, maxLength: 4096 }), {
         maxProperties: 16,
         description:
-          'The account\'s credentials by name, stored encrypted (AES-256-GCM under SECRETS_KEY) and never answered back. Tremendous: `apiKey`, `campaignId`, `webhookSecret` (the private key of its webhook), optional `fundingSourceId` (`balance` unless given). ' +
+          'The account\'s credentials by name, stored encrypted (AES-256-GCM under SECRETS_KEY) and never answered back. Tremendous: `apiKey`, `campaignId`, `webhookSecret` (the private key of its webhook), optional `fundingSourceId` (`balance` unless given). Tango Card: `platformName`, `platformKey`, `customerIdentifier`, `accountIdentifier`, a catalog item `utid` (with `utidCurrency`, USD unless given) or one per currency (`utidEUR`, `utidJPY`, …), optional `etid` and `webhookSecret` (the base64 HMAC key given to Tango). ' +
           'Given, they replace what was stored; left out, the stored ones stay (switching back to a provider set up before).',
       }),
     ),

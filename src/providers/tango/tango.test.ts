@@ -58,7 +58,7 @@ describe('Tango adapter: configuration', () => {
   });
 
   it('needs a catalog item to order', () => {
-    const { utid: _utid, utid_EUR: _e, utid_GBP: _g, utid_CAD: _c, utid_AUD: _a, utid_JPY: _j, ...rest } = fake.credentials();
+    const { utid: _utid, utidEUR: _e, utidGBP: _g, utidCAD: _c, utidAUD: _a, utidJPY: _j, ...rest } = fake.credentials();
     expect(() => createTangoProvider({ credentials: rest, apiBaseUrl: fake.url })).toThrow(/utid/);
   });
 
@@ -210,7 +210,7 @@ describe('Tango adapter: currencies and amounts', () => {
 
   it('a currency with no catalog item configured is refused by name before any request (BHD)', async () => {
     await expect(tango.order(anOrder({ currency: 'BHD', amountCents: 12345 }), options())).rejects.toThrow(
-      new ProviderRefusal('Tango pays BHD only through a catalog item (UTID) in BHD; none is configured for this workspace (set utid_BHD)'),
+      new ProviderRefusal('Tango pays BHD only through a catalog item (UTID) in BHD; none is configured for this workspace (set utidBHD)'),
     );
     expect(fake.requests).toEqual([]);
   });
@@ -218,7 +218,7 @@ describe('Tango adapter: currencies and amounts', () => {
   it('a three-decimal currency goes to Tango in fils when its catalog has one (BHD)', async () => {
     fake.catalog.set('U000BHD', { currencyCode: 'BHD', minValue: 0.001, maxValue: 750, rewardName: 'Reward Link BHD', choiceProduct: true });
     const order = anOrder({ currency: 'BHD', amountCents: 12345 });
-    await provider({ utid_BHD: 'U000BHD' }).order(order, options());
+    await provider({ utidBHD: 'U000BHD' }).order(order, options());
     expect(fake.orderOf(tangoExternalRefId(order.incentiveId))).toMatchObject({ amount: 12.345, currencyCode: 'BHD' });
     expect(tangoAmount(1, 'BHD')).toBe(0.001);
     expect(tangoAmount(7, 'JPY')).toBe(7);
@@ -363,7 +363,7 @@ describe('Tango adapter: webhooks', () => {
     const order = anOrder();
     await tango.order(order, options());
     const ref = tangoExternalRefId(order.incentiveId);
-    expect(read(fake.webhook('async-order-failed', ref)).report).toMatchObject({ incentiveId: order.incentiveId, kind: 'failed', reason: 'Tango reports the order FAILED' });
+    expect(read(fake.webhook('async-order-failed', ref)).report).toMatchObject({ incentiveId: order.incentiveId, kind: 'failed', reason: 'Tango reports the order FAILED: the reward was not delivered' });
     for (const kind of ['frozen', 'cancelled', 'async-order-successful', 'item-availability'] as const) {
       const delivery = fake.webhook(kind, ref);
       expect(read(delivery)).toEqual({ eventId: delivery.eventId, report: null });

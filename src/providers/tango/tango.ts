@@ -46,7 +46,7 @@ export const TANGO_CREDENTIALS = [
   { name: 'accountIdentifier', required: true, secret: false, description: 'The funded account orders are paid from; idempotency is per account' },
   { name: 'utid', required: false, secret: false, description: 'Default catalog item (UTID) ordered, in the currency `utidCurrency`' },
   { name: 'utidCurrency', required: false, secret: false, description: 'ISO 4217 currency of `utid` (USD when absent)' },
-  { name: 'utid_<CURRENCY>', required: false, secret: false, description: 'Catalog item for one currency, e.g. utid_EUR; wins over `utid`' },
+  { name: 'utid<CURRENCY>', required: false, secret: false, description: 'Catalog item for one currency, e.g. utidEUR; wins over `utid`' },
   { name: 'etid', required: false, secret: false, description: 'Email template id for the reward email' },
   { name: 'webhookSecret', required: false, secret: true, description: 'The base64 HMAC key given to Tango as hmacSharedSecretKey; passed to readWebhook as `secret`' },
 ] as const;
@@ -136,8 +136,8 @@ export class TangoProvider implements IncentiveProvider {
   constructor(settings: TangoSettings) {
     const missing = TANGO_REQUIRED_CREDENTIALS.filter((name) => !settings.credentials[name]);
     if (missing.length > 0) throw new TangoConfigurationError(`Tango needs the credentials ${missing.join(', ')}`);
-    if (!settings.credentials.utid && !Object.keys(settings.credentials).some((name) => /^utid_[A-Z]{3}$/.test(name) && settings.credentials[name])) {
-      throw new TangoConfigurationError('Tango needs a catalog item to order: utid (with utidCurrency) or utid_<CURRENCY>');
+    if (!settings.credentials.utid && !Object.keys(settings.credentials).some((name) => /^utid[A-Z]{3}$/.test(name) && settings.credentials[name])) {
+      throw new TangoConfigurationError('Tango needs a catalog item to order: utid (with utidCurrency) or utid<CURRENCY>');
     }
     let url: URL;
     try {
@@ -152,10 +152,10 @@ export class TangoProvider implements IncentiveProvider {
 
   /** The catalog item ordered for a currency, or a refusal naming the currency. */
   utidFor(currency: string): string {
-    const specific = this.credentials[`utid_${currency}`];
+    const specific = this.credentials[`utid${currency}`];
     if (specific) return specific;
     if (this.credentials.utid && (this.credentials.utidCurrency ?? 'USD') === currency) return this.credentials.utid;
-    throw new ProviderRefusal(`Tango pays ${currency} only through a catalog item (UTID) in ${currency}; none is configured for this workspace (set utid_${currency})`);
+    throw new ProviderRefusal(`Tango pays ${currency} only through a catalog item (UTID) in ${currency}; none is configured for this workspace (set utid${currency})`);
   }
 
   async order(order: ProviderOrder, { signal }: ProviderCallOptions): Promise<ProviderOrderResult> {

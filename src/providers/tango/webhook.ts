@@ -105,7 +105,7 @@ function reportOf(body: TangoWebhookBody): ProviderWebhookEvent['report'] {
   if (types.includes('RewardStatus') && status && TANGO_CLAIMED_REWARD_STATUSES.has(status)) {
     report = { incentiveId, kind: 'claimed' };
   } else if (types.includes('AsyncOrderStatus') && status === 'FAILED') {
-    report = { incentiveId, kind: 'failed', reason: 'Tango reports the order FAILED' };
+    report = { incentiveId, kind: 'failed', reason: 'Tango reports the order FAILED: the reward was not delivered' };
   }
   if (report && reference) report.reference = reference;
   return report;
