@@ -3,11 +3,14 @@ import { Value } from '@sinclair/typebox/value';
 import { DEFAULT_PROVIDER, providerApiUrlVariables, providerNames } from './providers/index.js';
 
 /**
- * The embedded store's default budget of time for writing one import batch's people (ms; the
- * batch's transaction adds a fixed ~1 ms): another workspace's request waits for at most one such
- * transaction. Measured in docs/benchmarks/fairness.md against the import's own speed.
+ * The embedded store's default budget of time for writing one import batch's people (ms), at
+ * most 500 rows a batch: another workspace's request waits for at most one such transaction. The
+ * default keeps batches of 500 rows (about 100–130 ms each), since every batch's commit costs the
+ * embedded store a fixed write to disk: 3 ms kept another workspace's p99 within 3.2× of alone
+ * during an upload but made the import 7× slower (docs/benchmarks/fairness.md). An operator who
+ * would rather keep other workspaces quick lowers it.
  */
-export const EMBEDDED_IMPORT_BATCH_MS_DEFAULT = 10;
+export const EMBEDDED_IMPORT_BATCH_MS_DEFAULT = 250;
 
 const ConfigSchema = Type.Object({
   host: Type.String({ minLength: 1 }),

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTestHelper, createTenant, startTestService, type Tenant, type TestService } from '../../test/harness.js';
 import { startPrivateTestService } from '../../test/private-database.js';
 import { ConfigError, loadConfig } from '../config.js';
-import { expireIncentivesSchedule, providerWorkSchedule } from '../families/incentives/jobs.js';
+import { expireIncentivesSchedule, providerWorkSchedule, reconcileOrdersSchedule } from '../families/incentives/jobs.js';
 import { purgePeopleSchedule } from '../families/people/purge.js';
 import { pruneIdempotencyKeysSchedule } from '../http/idempotency/prune.js';
 import { pruneSearchChangesSchedule } from '../search/counts/prune.js';
@@ -85,7 +85,7 @@ describe('POST /v1/test-helpers/jobs/run', () => {
     const response = await runFor(tenant);
     expect(response.statusCode).toBe(200);
     const runs = response.json<{ jobs: JobRun[] }>().jobs;
-    const scheduled = [pruneJobsSchedule, purgePeopleSchedule, pruneIdempotencyKeysSchedule, pruneSearchChangesSchedule, sweepPropertyStatisticsSchedule, expireIncentivesSchedule, providerWorkSchedule, pruneWebhookHistorySchedule, sweepRemindersSchedule];
+    const scheduled = [pruneJobsSchedule, purgePeopleSchedule, pruneIdempotencyKeysSchedule, pruneSearchChangesSchedule, sweepPropertyStatisticsSchedule, expireIncentivesSchedule, providerWorkSchedule, reconcileOrdersSchedule, pruneWebhookHistorySchedule, sweepRemindersSchedule];
     expect(runs.map((run) => run.queue).sort()).toEqual(scheduled.map((schedule) => schedule.queue).sort());
     expect(runs.every((run) => run.workspaceId === tenant.workspaceId && run.outcome === 'completed')).toBe(true);
     const prune = await service.deps.db

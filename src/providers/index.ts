@@ -1,10 +1,9 @@
 import type { Kysely } from 'kysely';
-import { supportedCurrencies } from '../families/incentives/currencies.js';
 import type { DB } from '../db/schema.js';
 import type { ProviderAccounts } from './accounts.js';
 import { type IncentiveProvider, type ProviderCallOptions, ProviderRefusal } from './provider.js';
 import { SandboxProvider } from './sandbox.js';
-import { createTangoProvider, TANGO_CREDENTIALS, TANGO_PRODUCTION_API_URL, TANGO_SANDBOX_API_URL } from './tango/tango.js';
+import { createTangoProvider, TANGO_CREDENTIALS, TANGO_ITEM_CURRENCIES, TANGO_PRODUCTION_API_URL, TANGO_SANDBOX_API_URL } from './tango/tango.js';
 import { TremendousProvider, tremendousApiUrls, tremendousCredentials } from './tremendous/adapter.js';
 
 export * from './provider.js';
@@ -46,7 +45,7 @@ export const providerCredentials: Record<ProviderName, ProviderCredentialSpec> =
     // A catalog item per currency (utidEUR, utidJPY, …) is one optional credential each.
     optional: [
       ...TANGO_CREDENTIALS.filter((credential) => !credential.required && credential.name !== 'utid<CURRENCY>').map((credential) => credential.name),
-      ...supportedCurrencies.map((currency) => `utid${currency}`),
+      ...TANGO_ITEM_CURRENCIES.map((currency) => `utid${currency}`),
     ],
   },
 };

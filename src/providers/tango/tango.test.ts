@@ -5,7 +5,9 @@ import { TangoFake } from '../../../test/fakes/tango-fake.js';
 import { idPrefixes, newId } from '../../ids.js';
 import { IncentiveProviders } from '../index.js';
 import { type ProviderOrder, ProviderRefusal, type ProviderTarget, ProviderWebhookRejected } from '../provider.js';
+import { supportedCurrencies } from '../../families/incentives/currencies.js';
 import {
+  TANGO_ITEM_CURRENCIES,
   TangoConfigurationError,
   TangoProvider,
   TangoUnavailable,
@@ -425,5 +427,11 @@ describe('Tango adapter: webhooks', () => {
     } finally {
       await new Promise<void>((resolve) => receiver.close(() => resolve()));
     }
+  });
+});
+
+describe('Tango catalog items per currency', () => {
+  it('may be named for exactly the currencies the service pays in', () => {
+    expect([...TANGO_ITEM_CURRENCIES].sort()).toEqual([...supportedCurrencies].sort());
   });
 });

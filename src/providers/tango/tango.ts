@@ -51,6 +51,13 @@ export const TANGO_CREDENTIALS = [
   { name: 'webhookSecret', required: false, secret: true, description: 'The base64 HMAC key given to Tango as hmacSharedSecretKey; passed to readWebhook as `secret`' },
 ] as const;
 
+/**
+ * The currencies a workspace may name a catalog item for (`utidEUR`, …): the ones the service pays
+ * in (src/families/incentives/currencies.ts; a test keeps the two lists equal, since adapters
+ * import no family).
+ */
+export const TANGO_ITEM_CURRENCIES = ['USD', 'EUR', 'GBP', 'CAD', 'AUD', 'NZD', 'CHF', 'SEK', 'NOK', 'DKK', 'JPY', 'BHD'] as const;
+
 /** The credential names, for the framework's validation. */
 export const TANGO_REQUIRED_CREDENTIALS = TANGO_CREDENTIALS.filter((credential) => credential.required).map((credential) => credential.name);
 export const TANGO_WEBHOOK_SECRET_CREDENTIAL = 'webhookSecret';
