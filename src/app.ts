@@ -184,6 +184,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
     db: database.db,
     tenantDb: config.rowLevelSecurity ? database.forTenant : () => database.db,
     backgroundDb: (workspaceId) => database.background(config.rowLevelSecurity ? workspaceId : null),
+    anyScopeDb: database.anyScope,
     storeKind: database.kind,
     clock,
     cursors: new CursorCodec(await loadCursorSecret(database.db, config.secretsKey)),

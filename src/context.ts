@@ -26,6 +26,11 @@ export interface ServiceDeps {
    * embedded store its statements take the one connection after everyone else's (Database.background).
    */
   backgroundDb(workspaceId: string | null): Kysely<DB>;
+  /**
+   * The handle that switches no connection's scope (Database.anyScope): only for the SECURITY
+   * DEFINER lookups made before a workspace is known (a participant link by its digest).
+   */
+  anyScopeDb: Kysely<DB>;
   storeKind: StoreKind;
   clock: Clock;
   cursors: CursorCodec;

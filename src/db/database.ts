@@ -34,6 +34,13 @@ export interface Database {
    * statement or transaction holding it. On PostgreSQL, the ordinary handle: a pool has no queue.
    */
   background(workspaceId: string | null): Kysely<DB>;
+  /**
+   * A handle that takes each connection in whatever role and workspace it is in, switching
+   * nothing: only for statements that answer the same in every scope, i.e. calls of a SECURITY
+   * DEFINER lookup such as participant_link_by_digest. A page's link lookup through it leaves a
+   * busy pool's connections in the workspace they serve (two round trips fewer a page).
+   */
+  anyScope: Kysely<DB>;
   kind: StoreKind;
   connections: ConnectionState;
   /**
@@ -163,11 +170,12 @@ function openPostgres(
   // next query fails (the request answers 503) and the pool discards it on release.
   pool.on('connect', (client) => client.on('error', onConnectionError));
   const prepared = preparingPool(pool);
-  const { db, forTenant, background } = scopedHandles(new PostgresDialect({ pool: prepared }), new PostgresDriver({ pool: prepared }), (connection) => connection, { queued: false });
+  const { db, forTenant, background, anyScope } = scopedHandles(new PostgresDialect({ pool: prepared }), new PostgresDriver({ pool: prepared }), (connection) => connection, { queued: false });
   return {
     db,
     forTenant,
     background,
+    anyScope,
     kind: 'postgres',
     connections: { kind: 'pool', pool, max: poolSize },
     listen: (channel, onNotification) => listenOnPostgres(connectionString, applicationName, channel, onNotification, onConnectionError),
@@ -189,14 +197,14 @@ function scopedHandles(
   store: Driver,
   sessionOf: (connection: DatabaseConnection) => object,
   { queued }: { queued: boolean },
-): Pick<Database, 'db' | 'forTenant' | 'background'> {
-  const handle = (scope: string | null, background = false) =>
+): Pick<Database, 'db' | 'forTenant' | 'background' | 'anyScope'> {
+  const handle = (scope: string | null, background = false, anyScope = false) =>
     new Kysely<DB>({
       dialect: {
         createAdapter: () => dialect.createAdapter(),
         createQueryCompiler: () => dialect.createQueryCompiler(),
         createIntrospector: (db) => dialect.createIntrospector(db),
-        createDriver: () => new ScopedDriver(store, scope, sessionOf, background),
+        createDriver: () => new ScopedDriver(store, scope, sessionOf, background, anyScope),
       },
     });
   const cached = (max: number, background: boolean) => {
@@ -209,10 +217,11 @@ function scopedHandles(
   };
   const db = handle(null);
   const forTenant = cached(TENANT_HANDLES, false);
-  if (!queued) return { db, forTenant, background: (workspaceId) => (workspaceId === null ? db : forTenant(workspaceId)) };
+  const anyScope = handle(null, false, true);
+  if (!queued) return { db, forTenant, anyScope, background: (workspaceId) => (workspaceId === null ? db : forTenant(workspaceId)) };
   const owner = handle(null, true);
   const tenants = cached(BACKGROUND_HANDLES, true);
-  return { db, forTenant, background: (workspaceId) => (workspaceId === null ? owner : tenants(workspaceId)) };
+  return { db, forTenant, anyScope, background: (workspaceId) => (workspaceId === null ? owner : tenants(workspaceId)) };
 }
 
 /**
@@ -325,11 +334,12 @@ async function openEmbedded(options: OpenOptions): Promise<Database> {
     });
     const dialect = new PGliteDialect(pglite);
     // One session behind every connection object the queue hands out.
-    const { db, forTenant, background } = scopedHandles(dialect, dialect.createDriver(), () => pglite, { queued: true });
+    const { db, forTenant, background, anyScope } = scopedHandles(dialect, dialect.createDriver(), () => pglite, { queued: true });
     return {
       db,
       forTenant,
       background,
+      anyScope,
       kind: 'embedded',
       connections: { kind: 'queue', queue: dialect.queue },
       listen: async (channel, onNotification) => {

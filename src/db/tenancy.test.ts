@@ -95,6 +95,26 @@ describe('row-level security', () => {
     }
   });
 
+  it("finds a participant link by its digest from any scope without switching the connection, and lends the tenant nothing else", async () => {
+    const digest = Buffer.alloc(32, 7);
+    const scopeOf = async (db: TestService['deps']['db']) =>
+      (await sql<{ role: string; scope: string }>`select current_setting('role') as role, coalesce(current_setting('app.workspace_id', true), '') as scope`.execute(db)).rows[0]!;
+    // The connection serves the first workspace (a pool hands back the connection released last;
+    // the embedded store has one); the lookup through anyScopeDb answers and leaves it there.
+    expect((await scopeOf(service.deps.tenantDb(first.workspaceId))).scope).toBe(first.workspaceId);
+    const { rows } = await sql<{ workspace_id: string }>`select workspace_id from participant_link_by_digest(${digest})`.execute(service.deps.anyScopeDb);
+    expect(rows).toEqual([]);
+    expect(await scopeOf(service.deps.anyScopeDb)).toEqual({ role: 'recruit_tenant', scope: first.workspaceId });
+    // In the tenant's scope the table itself still shows only its own workspace's links.
+    const seen = await sql<{ n: number }>`select count(*)::int as n from participant_links where workspace_id <> ${first.workspaceId}`.execute(service.deps.tenantDb(first.workspaceId));
+    expect(seen.rows[0]!.n).toBe(0);
+    // Nobody but the tenant role (and the owner) may call it.
+    const { rows: grants } = await sql<{ grantee: string }>`
+      select grantee::regrole::text as grantee from (select (aclexplode(proacl)).grantee from pg_proc where proname = 'participant_link_by_digest') g`.execute(service.deps.db);
+    expect(grants.map((row) => row.grantee)).not.toContain('-');
+    expect(grants.map((row) => row.grantee)).toContain('recruit_tenant');
+  });
+
   it('lets only public and cross-workspace routes reach for the owner\'s handle', () => {
     // Everything else an authenticated request does goes through its workspace's handle
     // (requestContext, deps.tenantDb): the owner's, deps.db, would pass the wall by.

@@ -53,6 +53,13 @@ export class ScopedDriver implements Driver {
     private readonly sessionOf: (connection: DatabaseConnection) => object,
     /** Background work's handle: on the embedded store's queue its statements wait behind the others'. */
     private readonly background = false,
+    /**
+     * Takes each connection in whatever scope it is (Database.anyScope): only for statements that
+     * answer the same in every scope (a SECURITY DEFINER function's lookup), so that a lookup
+     * made before the workspace is known does not switch a connection away from the workspace it
+     * serves.
+     */
+    private readonly anyScope = false,
   ) {
     // Only what the store's driver has: Kysely treats a missing savepoint method as unsupported.
     this.savepoint = store.savepoint?.bind(store);
@@ -68,6 +75,7 @@ export class ScopedDriver implements Driver {
     // The embedded store's driver queues by scope (src/db/pglite-dialect.ts); a pool does not.
     const store = this.store as Driver & { acquireConnectionFor?: (scope: string | null, background: boolean) => Promise<DatabaseConnection> };
     const connection = await (store.acquireConnectionFor ? store.acquireConnectionFor(this.scope, this.background) : store.acquireConnection());
+    if (this.anyScope) return connection;
     try {
       await scopeConnection(connection, this.sessionOf(connection), this.scope);
     } catch (error) {
@@ -94,7 +102,7 @@ export class ScopedDriver implements Driver {
   }
 
   destroy(): Promise<void> {
-    return this.scope === null && !this.background ? this.store.destroy() : Promise.resolve();
+    return this.scope === null && !this.background && !this.anyScope ? this.store.destroy() : Promise.resolve();
   }
 }
 

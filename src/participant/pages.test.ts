@@ -49,6 +49,23 @@ describe('POST /studies/{studyId}/participants/{participantId}/links', () => {
     expect((await open(new URL(again.json<{ url: string }>().url).pathname)).statusCode).toBe(200);
   });
 
+  it("opens each workspace's link on connections that served another workspace last: each page its own study", async () => {
+    // The link is looked up in whatever scope the connection is (participant_link_by_digest), then
+    // the page is read in the link's workspace: turns between two workspaces must not mix them.
+    const [first, second] = [await createTenant(service), await createTenant(service)];
+    const a = await participantWithLink(first, { studyPlan: { externalName: 'Coffee at home' } });
+    const b = await participantWithLink(second, { studyPlan: { externalName: 'Cycling to work' } });
+    for (let round = 0; round < 3; round++) {
+      const [pageA, pageB] = [await open(a.path), await open(b.path)];
+      expect(pageA.statusCode).toBe(200);
+      expect(pageB.statusCode).toBe(200);
+      expect(pageA.body).toContain('Coffee at home');
+      expect(pageA.body).not.toContain('Cycling to work');
+      expect(pageB.body).toContain('Cycling to work');
+      expect(pageB.body).not.toContain('Coffee at home');
+    }
+  });
+
   it('refuses an unknown purpose naming the allowed values, and nothing is made', async () => {
     const tenant = await createTenant(service);
     const { studyId, participant } = await participantWithLink(tenant);

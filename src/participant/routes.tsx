@@ -126,7 +126,7 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
     if (await refuseIfSpent(perAddress, `address:${request.ip}`, reply, browserLocale)) return undefined;
     // A link is accepted in the one spelling the service wrote: a percent-encoded one is another spelling.
     const token = linkTokenAsSpelled(request.raw.url, request.params.token) ?? '';
-    const resolved = await links.resolveLink(deps.db, token, deps.clock.now().toISOString());
+    const resolved = await links.resolveLink(deps.anyScopeDb, token, deps.clock.now().toISOString());
     if ('refused' in resolved) {
       if (resolved.refused === 'expired') notice(reply, 410, browserLocale, 'link.expired.title', 'link.expired.body');
       else notice(reply, 404, browserLocale, 'link.unknown.title', 'link.unknown.body');

@@ -34,13 +34,14 @@ export async function insertLink(
     .execute();
 }
 
-/** The link a token's digest names, in any workspace: read with the owner's handle, before the workspace is known. */
-export async function findLinkByDigest(ownerDb: Kysely<DB>, sha256: Buffer): Promise<LinkRow | undefined> {
-  return ownerDb
-    .selectFrom('participant_links')
-    .select(['workspace_id', 'link_id', 'participant_id', 'study_id', 'person_id', 'purpose', 'created_at', 'expires_at'])
-    .where('token_sha256', '=', sha256)
-    .executeTakeFirst();
+/**
+ * The link a token's digest names, in any workspace, before the workspace is known: through the
+ * SECURITY DEFINER function participant_link_by_digest (migration 20261210000000), which answers
+ * the same in every scope, so `anyScopeDb` may call it without switching the connection's scope.
+ */
+export async function findLinkByDigest(anyScopeDb: Kysely<DB>, sha256: Buffer): Promise<LinkRow | undefined> {
+  const { rows } = await sql<LinkRow>`select * from participant_link_by_digest(${sha256})`.execute(anyScopeDb);
+  return rows[0];
 }
 
 export async function deleteLink(db: Kysely<DB>, workspaceId: string, linkId: string): Promise<void> {

@@ -86,9 +86,9 @@ export interface ResolvedLink {
  * The link a token opens, or why not: `unknown` for a token that is malformed, was never made, or
  * was made and since deleted (indistinguishable on purpose); `expired` past its time.
  */
-export async function resolveLink(ownerDb: Kysely<DB>, token: string, now: string): Promise<{ link: ResolvedLink } | { refused: 'unknown' | 'expired' }> {
+export async function resolveLink(anyScopeDb: Kysely<DB>, token: string, now: string): Promise<{ link: ResolvedLink } | { refused: 'unknown' | 'expired' }> {
   if (!isLinkTokenShaped(token)) return { refused: 'unknown' };
-  const row = await queries.findLinkByDigest(ownerDb, linkTokenDigest(token));
+  const row = await queries.findLinkByDigest(anyScopeDb, linkTokenDigest(token));
   if (!row) return { refused: 'unknown' };
   if (row.expires_at !== null && Date.parse(row.expires_at) <= Date.parse(now)) return { refused: 'expired' };
   return {
