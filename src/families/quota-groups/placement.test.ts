@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createTenant, type Tenant, type TestService, startTestService, testDatabaseUrl } from '../../../test/harness.js';
 import { createPerson, createProperties } from '../../../test/people-factory.js';
@@ -270,6 +271,45 @@ describe('quota places under concurrency', () => {
     const sent = await Promise.all(Array.from({ length: 10 }, () => submit(service, invitee!, 'weekly')));
     expect(sent.filter((response) => response.body.includes('Thank you for your answers') || response.body.includes('have been sent'))).toHaveLength(1);
     expect(await filledOf(service, tenant, world.studyId)).toEqual([['Everyone', 1]]);
+  }, 60_000);
+});
+
+describe.skipIf(!testDatabaseUrl)('a place taken last (PostgreSQL: two transactions at once)', () => {
+  it('undoes a submission written for a group that filled meanwhile and places it in the next: one event, one response, one set of answers', async () => {
+    // The submission writes its rows for the group that had a place when read, then takes that
+    // place last. Here another transaction holds the group's last place while it does: the
+    // submission waits on the row, finds it full, goes back to its savepoint and takes the next.
+    const tenant = await createTenant(service);
+    const world = await studyWithQuotas(service, tenant, () => [
+      { name: 'Weekly', cap: 1, answers: [{ questionKey: 'freq', choiceIds: ['weekly'] }] },
+      { name: 'Anyone', cap: 5 },
+    ]);
+    const [invitee] = await invite(service, tenant, world.studyId, [{}]);
+    const other = await openDatabase({ databaseUrl: testDatabaseUrl!, poolSize: 1, applicationName: 'quota-holder' });
+    try {
+      const holder = await other.db.startTransaction().execute();
+      await sql`update quota_groups set filled = filled + 1 where quota_group_id = ${world.groupIds[0]!} and filled < cap`.execute(holder);
+      const sent = submit(service, invitee!, 'weekly');
+      // The submission reaches the row and waits for the holder's commit.
+      await expect
+        .poll(async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'update "quota_groups"%'`.execute(service.deps.db)).rows[0]!.n)
+        .toBe(1);
+      await holder.commit().execute();
+      expect((await sent).statusCode).toBe(200);
+    } finally {
+      await other.close();
+    }
+    expect(await stateOf(service, invitee!.participantId)).toMatchObject({ state: 'QUALIFIED', quotaGroup: 'Anyone', outcome: 'QUALIFIED' });
+    expect(await filledOf(service, tenant, world.studyId)).toEqual([['Weekly', 1], ['Anyone', 1]]);
+    const count = async (table: 'screener_responses' | 'screener_answers') =>
+      Number((await service.deps.db.selectFrom(table).select(({ fn }) => fn.countAll().as('n')).where('participant_id', '=', invitee!.participantId).executeTakeFirstOrThrow()).n);
+    const events = await service.deps.db.selectFrom('participant_status_events').select(['field', 'to_value']).where('participant_id', '=', invitee!.participantId).orderBy('event_id').execute();
+    // The submission's own moves, once each: submitted, then qualified.
+    expect(events.filter((event) => event.field === 'screenerState').map((event) => event.to_value)).toEqual(['SUBMITTED', 'QUALIFIED']);
+    expect(await count('screener_responses')).toBe(1);
+    expect(await count('screener_answers')).toBe(1);
+    const webhooks = await service.deps.db.selectFrom('webhook_messages').select('payload').where('workspace_id', '=', tenant.workspaceId).where('event_type', 'like', 'participant.%').execute();
+    expect(webhooks.filter((row) => JSON.stringify(row.payload).includes(invitee!.participantId) && JSON.stringify(row.payload).includes('QUALIFIED'))).toHaveLength(1);
   }, 60_000);
 });
 

@@ -237,6 +237,9 @@ export type Placement =
   /** Groups exist, and none the person matches had a place (or they match none): the ids of those they match, in order. */
   | { kind: 'OVER_QUOTA'; matchedQuotaGroupIds: string[] };
 
+/** The groups a qualified person meets, in order, as read (no lock): their counters say where a place was. */
+export type QuotaMatch = { kind: 'NO_QUOTAS' } | { kind: 'MATCHED'; groups: queries.QuotaGroupRow[] };
+
 /**
  * A qualified person's place, taken in the transaction of their submission (so a submission
  * rolled back gives it back): the first group, in order, whose conditions they meet and that has
@@ -248,6 +251,18 @@ export async function placeInQuotaGroup(
   transaction: Kysely<DB>,
   placing: { workspaceId: string; studyId: string; personId: string; answersByKey: ReadonlyMap<string, AnswerValue>; at: string },
 ): Promise<Placement> {
+  const match = await matchQuotaGroups(transaction, placing);
+  return match.kind === 'NO_QUOTAS' ? match : takeFirstPlace(transaction, placing.workspaceId, match.groups, placing.at);
+}
+
+/**
+ * The groups whose conditions the person meets, in order, read without taking any lock: what a
+ * submission can write its outcome against before it takes the place (src/families/screener-responses).
+ */
+export async function matchQuotaGroups(
+  transaction: Kysely<DB>,
+  placing: { workspaceId: string; studyId: string; personId: string; answersByKey: ReadonlyMap<string, AnswerValue>; at: string },
+): Promise<QuotaMatch> {
   if (!transaction.isTransaction) throw new Error('A quota place is taken in the transaction of its submission: pass a transaction');
   const { workspaceId, studyId, personId, at } = placing;
   const groups = await queries.listGroups(transaction, workspaceId, studyId);
@@ -281,10 +296,17 @@ export async function placeInQuotaGroup(
     const condition = conditions[index];
     personMatch.set(group.quota_group_id, condition === null ? false : condition === undefined ? true : answers[next++]!);
   });
-  const matching = byAnswers.filter((group) => group.filter === null || personMatch.get(group.quota_group_id) === true);
-  for (const group of matching) {
+  return { kind: 'MATCHED', groups: byAnswers.filter((group) => group.filter === null || personMatch.get(group.quota_group_id) === true) };
+}
+
+/** A place in one group if it has one now (the group's name), its row locked until commit. */
+export const takePlace = queries.takePlace;
+
+/** The first of `groups`, in order, with a place now: its counter taken by one conditional update each (the row locked until commit). */
+export async function takeFirstPlace(transaction: Kysely<DB>, workspaceId: string, groups: readonly queries.QuotaGroupRow[], at: string): Promise<Placement> {
+  for (const group of groups) {
     const name = await queries.takePlace(transaction, workspaceId, group.quota_group_id, at);
     if (name !== undefined) return { kind: 'PLACED', quotaGroupId: group.quota_group_id, name };
   }
-  return { kind: 'OVER_QUOTA', matchedQuotaGroupIds: matching.map((group) => group.quota_group_id) };
+  return { kind: 'OVER_QUOTA', matchedQuotaGroupIds: groups.map((group) => group.quota_group_id) };
 }
