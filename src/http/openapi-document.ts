@@ -39,6 +39,9 @@ export function chooseEncoding(acceptEncoding: string | undefined): 'br' | 'gzip
  * client address draws on a budget of its own (OPENAPI_RATE_LIMIT_MAX per rate-limit window),
  * past which it gets the catalogue's 429 with Retry-After.
  */
+/** The longest a refused request for the document waits for its 429. */
+const REFUSAL_PAUSE_MS = 1_000;
+
 export function installOpenApiDocument(app: FastifyInstance, options: { limiter: RateLimiter; max: number }): void {
   const limiter = options.limiter.withBudget({ name: 'openapi', max: options.max });
   let prepared: Promise<Prepared> | undefined;
@@ -60,6 +63,11 @@ export function installOpenApiDocument(app: FastifyInstance, options: { limiter:
     setRateLimitHeaders(reply, decision);
     if (!decision.allowed) {
       reply.header('Retry-After', decision.retryAfterSeconds);
+      // Answered after a pause (at most REFUSAL_PAUSE_MS, never past Retry-After): a client that
+      // loops without reading Retry-After was refused ~24,000 times in 5 s by 16 loops, each a
+      // request parsed and answered on the event loop every other workspace waits for; paused, a
+      // loop sends about one a second. The socket waits, not the event loop.
+      await new Promise((resolve) => setTimeout(resolve, Math.min(REFUSAL_PAUSE_MS, decision.retryAfterSeconds * 1000)));
       return sendError(reply, new ApiError('TOO_MANY_REQUESTS'));
     }
   };

@@ -1361,9 +1361,9 @@ export interface paths {
         put?: never;
         /**
          * Create an incentive budget
-         * @description A budget in one currency: incentives that name it (budgetId) take their amount from it as they are recorded, never past its limit. Guide: docs/api/incentives.md#budgets.
+         * @description A budget in one currency: incentives that name it (budgetId) take their amount from it as they are recorded, never past its limit. Only who may approve incentives makes and changes budgets (the incentives:approve right: SUPER_ADMIN, OPS_MANAGER), so a sender cannot raise the limit they spend against. Guide: docs/api/incentives.md#budgets.
          *
-         *     Requires the right `incentives:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER).
+         *     Requires the right `incentives:approve` (roles: SUPER_ADMIN, OPS_MANAGER).
          */
         post: operations["createIncentiveBudget"];
         delete?: never;
@@ -1393,9 +1393,9 @@ export interface paths {
         head?: never;
         /**
          * Rename an incentive budget or change its limit
-         * @description The currency never changes. A limit below what is spent is a 409. Guide: docs/api/incentives.md#budgets.
+         * @description The currency never changes. A limit below what is spent is a 409. Only who may approve incentives makes and changes budgets (the incentives:approve right: SUPER_ADMIN, OPS_MANAGER), so a sender cannot raise the limit they spend against. Guide: docs/api/incentives.md#budgets.
          *
-         *     Requires the right `incentives:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER).
+         *     Requires the right `incentives:approve` (roles: SUPER_ADMIN, OPS_MANAGER).
          */
         patch: operations["updateIncentiveBudget"];
         trace?: never;
@@ -1411,9 +1411,9 @@ export interface paths {
         put?: never;
         /**
          * Archive an incentive budget
-         * @description No new incentive is paid from it (409 naming ["budgetId"]); those sent before stay, and still give their amount back if they end unpaid. Archiving again changes nothing. Guide: docs/api/incentives.md#budgets.
+         * @description No new incentive is paid from it (409 naming ["budgetId"]); those sent before stay, and still give their amount back if they end unpaid. Archiving again changes nothing. Only who may approve incentives makes and changes budgets (the incentives:approve right: SUPER_ADMIN, OPS_MANAGER), so a sender cannot raise the limit they spend against. Guide: docs/api/incentives.md#budgets.
          *
-         *     Requires the right `incentives:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER).
+         *     Requires the right `incentives:approve` (roles: SUPER_ADMIN, OPS_MANAGER).
          */
         post: operations["archiveIncentiveBudget"];
         delete?: never;

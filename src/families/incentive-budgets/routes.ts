@@ -17,11 +17,11 @@ export const incentiveBudgetsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDe
   app.post(
     '/incentive-budgets',
     {
-      config: { right: 'incentives:write' },
+      config: { right: 'incentives:approve' },
       schema: {
         operationId: 'createIncentiveBudget',
         summary: 'Create an incentive budget',
-        description: `A budget in one currency: incentives that name it (budgetId) take their amount from it as they are recorded, never past its limit. ${guide}`,
+        description: `A budget in one currency: incentives that name it (budgetId) take their amount from it as they are recorded, never past its limit. Only who may approve incentives makes and changes budgets (the incentives:approve right: SUPER_ADMIN, OPS_MANAGER), so a sender cannot raise the limit they spend against. ${guide}`,
         tags,
         body: CreateBudgetBody,
         response: { 201: Type.Ref(IncentiveBudget), 400: errorResponse('Invalid input; `path` names the field (currency not supported, limitCents out of range).') },
@@ -72,11 +72,11 @@ export const incentiveBudgetsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDe
   app.patch(
     '/incentive-budgets/:budgetId',
     {
-      config: { right: 'incentives:write' },
+      config: { right: 'incentives:approve' },
       schema: {
         operationId: 'updateIncentiveBudget',
         summary: 'Rename an incentive budget or change its limit',
-        description: `The currency never changes. A limit below what is spent is a 409. ${guide}`,
+        description: `The currency never changes. A limit below what is spent is a 409. Only who may approve incentives makes and changes budgets (the incentives:approve right: SUPER_ADMIN, OPS_MANAGER), so a sender cannot raise the limit they spend against. ${guide}`,
         tags,
         params: BudgetIdParams,
         body: UpdateBudgetBody,
@@ -94,11 +94,11 @@ export const incentiveBudgetsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDe
   app.post(
     '/incentive-budgets/:budgetId/archive',
     {
-      config: { right: 'incentives:write' },
+      config: { right: 'incentives:approve' },
       schema: {
         operationId: 'archiveIncentiveBudget',
         summary: 'Archive an incentive budget',
-        description: `No new incentive is paid from it (409 naming ["budgetId"]); those sent before stay, and still give their amount back if they end unpaid. Archiving again changes nothing. ${guide}`,
+        description: `No new incentive is paid from it (409 naming ["budgetId"]); those sent before stay, and still give their amount back if they end unpaid. Archiving again changes nothing. Only who may approve incentives makes and changes budgets (the incentives:approve right: SUPER_ADMIN, OPS_MANAGER), so a sender cannot raise the limit they spend against. ${guide}`,
         tags,
         params: BudgetIdParams,
         response: { 200: Type.Ref(IncentiveBudget), 404: budgetNotFound },

@@ -90,6 +90,17 @@ describe('GET/PUT/DELETE /v1/incentive-provider', () => {
     ]);
   });
 
+  it('takes two changes sent at once naming different providers one after the other: both answered, one selected', async () => {
+    const tenant = await createTenant(service);
+    for (let round = 0; round < 3; round++) {
+      const answers = await Promise.all([put(tenant, { provider: 'tremendous', credentials: credentials() }), put(tenant, { provider: 'sandbox' })]);
+      expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200]);
+      const selected = await service.deps.db.selectFrom('incentive_provider_accounts').select('provider').where('workspace_id', '=', tenant.workspaceId).where('selected', '=', true).execute();
+      expect(selected).toHaveLength(1);
+      expect((await get(tenant)).json()).toMatchObject({ provider: selected[0]!.provider, source: 'WORKSPACE' });
+    }
+  });
+
   it('a credential change reaches another instance within the cache time: its next order uses the new key', { timeout: 30_000 }, async () => {
     const tenant = await createTenant(service);
     const original = fake.apiKey;

@@ -1,6 +1,5 @@
-import type { Kysely } from 'kysely';
 import type { Clock } from '../../clock.js';
-import type { Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { DB, IncentiveProviderAccountsTable } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { badRequest } from '../../http/errors.js';
@@ -76,6 +75,10 @@ export async function putSetting(context: ProviderSettingContext, body: PutIncen
   const at = context.clock.now().toISOString();
   const scope = { workspaceId: context.workspaceId, provider };
   const saved = await inTransaction(context.db, async (db) => {
+    // One change of a workspace's provider at a time: two at once, naming different providers,
+    // each unselected the other's row before either was written, and the second write met the
+    // one-selected index (a 500). Now the second waits and then replaces the first.
+    await sql`select pg_advisory_xact_lock(hashtext(${`incentive-provider:${context.workspaceId}`}))`.execute(db);
     const existing = await findAccount(db, context.workspaceId, provider);
     const credentials = body.credentials ?? (existing ? accounts.box.open(existing.credentials_ciphertext, scope) : {});
     const missing = spec.required.filter((name) => !credentials[name]);

@@ -97,6 +97,23 @@ describe('budgets', () => {
     expect((await call(service, 'GET', '/incentive-budgets', { token: tenant.token, query: { includeArchived: 'true' } })).json().total).toBe(2);
   });
 
+  it('lets only who may approve make and change budgets: a RESEARCHER spends from one, and cannot raise its limit', async () => {
+    const tenant = await createTenant(service);
+    const pot = await createBudget(service, tenant, { name: 'Pot', limitCents: 1_000 });
+    const { token: researcher } = await tenant.tokenFor('RESEARCHER');
+    for (const [method, url, body] of [
+      ['POST', '/incentive-budgets', { name: 'Mine', currency: 'USD', limitCents: 1_000_000 }],
+      ['PATCH', `/incentive-budgets/${pot.budgetId}`, { limitCents: 1_000_000 }],
+      ['POST', `/incentive-budgets/${pot.budgetId}/archive`, undefined],
+    ] as const) {
+      const refused = await call(service, method, url, { token: researcher, ...(body ? { body } : {}) });
+      expect(refused.statusCode, `${method} ${url}`).toBe(403);
+    }
+    expect((await call(service, 'GET', `/incentive-budgets/${pot.budgetId}`, { token: researcher })).json()).toMatchObject({ limitCents: 1_000, archived: false });
+    const { token: ops } = await tenant.tokenFor('OPS_MANAGER');
+    expect((await call(service, 'PATCH', `/incentive-budgets/${pot.budgetId}`, { token: ops, body: { limitCents: 2_000 } })).statusCode).toBe(200);
+  });
+
   it('refuses bad input naming the field: unsupported currency, limit below spent, empty patch, unknown budget', async () => {
     const tenant = await createTenant(service);
     const bad = await call(service, 'POST', '/incentive-budgets', { token: tenant.token, body: { name: 'X', currency: 'XTS', limitCents: 1 } });
@@ -298,11 +315,11 @@ const waiting = async (tenant: Tenant) => {
   const { participantId } = await createParticipant(service, tenant);
   return sendIncentive(service, tenant, participantId, { type: 'MONEY_OR_GIFT_CARD', amountCents: 500 });
 };
-describeSecurity('POST /incentive-budgets', () => service, { method: 'POST', right: 'incentives:write', addressesResource: false, request: async () => ({ url: '/incentive-budgets', body: { name: 'B', currency: 'USD', limitCents: 1 } }) });
+describeSecurity('POST /incentive-budgets', () => service, { method: 'POST', right: 'incentives:approve', addressesResource: false, request: async () => ({ url: '/incentive-budgets', body: { name: 'B', currency: 'USD', limitCents: 1 } }) });
 describeSecurity('GET /incentive-budgets', () => service, { method: 'GET', right: 'incentives:read', addressesResource: false, request: async () => ({ url: '/incentive-budgets' }) });
 describeSecurity('GET /incentive-budgets/{budgetId}', () => service, { method: 'GET', right: 'incentives:read', addressesResource: true, request: async (tenant) => ({ url: `/incentive-budgets/${(await createBudget(service, tenant)).budgetId}` }) });
-describeSecurity('PATCH /incentive-budgets/{budgetId}', () => service, { method: 'PATCH', right: 'incentives:write', addressesResource: true, request: async (tenant) => ({ url: `/incentive-budgets/${(await createBudget(service, tenant)).budgetId}`, body: { name: 'N' } }) });
-describeSecurity('POST /incentive-budgets/{budgetId}/archive', () => service, { method: 'POST', right: 'incentives:write', addressesResource: true, request: async (tenant) => ({ url: `/incentive-budgets/${(await createBudget(service, tenant)).budgetId}/archive` }) });
+describeSecurity('PATCH /incentive-budgets/{budgetId}', () => service, { method: 'PATCH', right: 'incentives:approve', addressesResource: true, request: async (tenant) => ({ url: `/incentive-budgets/${(await createBudget(service, tenant)).budgetId}`, body: { name: 'N' } }) });
+describeSecurity('POST /incentive-budgets/{budgetId}/archive', () => service, { method: 'POST', right: 'incentives:approve', addressesResource: true, request: async (tenant) => ({ url: `/incentive-budgets/${(await createBudget(service, tenant)).budgetId}/archive` }) });
 describeSecurity('GET /incentive-approval-settings', () => service, { method: 'GET', right: 'incentives:read', addressesResource: false, request: async () => ({ url: '/incentive-approval-settings' }) });
 describeSecurity('PUT /incentive-approval-settings', () => service, { method: 'PUT', right: 'incentives:approve', addressesResource: false, request: async () => ({ url: '/incentive-approval-settings', body: { thresholds: [] } }) });
 describeSecurity('GET /incentive-approvals', () => service, { method: 'GET', right: 'incentives:read', addressesResource: false, request: async () => ({ url: '/incentive-approvals' }) });
