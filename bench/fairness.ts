@@ -3,7 +3,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { Agent, request } from 'undici';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { startBundledServer } from './lib/child.js';
+import { printProfiles } from './screener.js';
 import { dropPostgresDatabase, freshEmbeddedStore, recreatePostgresDatabase, storeEnv, type BenchStore } from './lib/store.js';
 import { formatTable } from './lib/table.js';
 import { type BenchOptions, type BenchResult, flagNumber, flagValue } from './lib/types.js';
@@ -136,10 +140,10 @@ interface Row {
   heavy: string;
 }
 
-async function benchStore(store: BenchStore, seconds: number, uploadBytes: number, only: string[] | undefined): Promise<Row[]> {
+async function benchStore(store: BenchStore, seconds: number, uploadBytes: number, only: string[] | undefined, profileDir?: string): Promise<Row[]> {
   const heavy = createWorkspace(store, 'Heavy');
   const light = createWorkspace(store, 'Light');
-  const server = await startBundledServer({ env: { ...storeEnv(store), REDIS_URL: '' } });
+  const server = await startBundledServer({ env: { ...storeEnv(store), REDIS_URL: '' }, ...(profileDir ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] } : {}) });
   const base = `http://127.0.0.1:${server.port}`;
   try {
     // 2,000 people for 1000-row pages.
@@ -218,17 +222,23 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   const uploadBytes = options.quick ? 4 * 1024 ** 2 : 20 * 1024 ** 2;
   // --only=searches,openapi: those rows (and alone) only.
   const only = flagValue(options.flags, 'only')?.split(',');
+  // --profile: the server's CPU profile of each store's run, summarized by where the self time went.
+  const profile = (store: string) => (options.flags.includes('--profile') ? mkdtempSync(path.join(tmpdir(), `fairness-profile-${store}-`)) : undefined);
   const rows: Row[] = [];
   const embedded = freshEmbeddedStore('bench-fairness');
   try {
-    rows.push(...(await benchStore(embedded.store, seconds, uploadBytes, only)));
+    const profileDir = profile('embedded');
+    rows.push(...(await benchStore(embedded.store, seconds, uploadBytes, only, profileDir)));
+    if (profileDir) printProfiles(profileDir);
   } finally {
     embedded.dispose();
   }
   if (process.env.DATABASE_URL) {
     const store = await recreatePostgresDatabase('bench_fairness');
     try {
-      rows.push(...(await benchStore(store, seconds, uploadBytes, only)));
+      const profileDir = profile('postgres');
+      rows.push(...(await benchStore(store, seconds, uploadBytes, only, profileDir)));
+      if (profileDir) printProfiles(profileDir);
     } finally {
       await dropPostgresDatabase('bench_fairness');
     }
