@@ -38,6 +38,8 @@ import { propertySchemas } from './families/properties/schemas.js';
 import { populationsRoutes } from './families/populations/routes.js';
 import { populationSchemas } from './families/populations/schemas.js';
 import { findTokenOwner } from './families/users/queries.js';
+import { KeyUsage } from './families/users/key-usage.js';
+import { broadcastInvalidations } from './http/principal-broadcast.js';
 import { usersRoutes } from './families/users/routes.js';
 import { importsRoutes } from './families/imports/routes.js';
 import { importSchemas } from './families/imports/schemas.js';
@@ -148,6 +150,8 @@ export interface Service {
   mail: Mail;
   /** Heavy work (searches) in flight per workspace, by weight (src/http/heavy-work.ts). */
   heavyWork: WorkspaceWorkLimiter;
+  /** API keys' lastUsedAt, noted per request and written in batches (keyUsage.flush() on demand: tests). */
+  keyUsage: KeyUsage;
   /** Starts the background work, when deferBackground held it back; once, and never after close(). */
   startBackground(): Promise<void>;
   /** Stops accepting requests, lets in-flight ones finish, then closes connections. */
@@ -244,7 +248,24 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installErrorHandling(app);
   for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...incentiveBudgetSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas, ...schedulingSchemas, ...calendarFeedSchemas, ...incentiveProviderSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
-  installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter, operatorToken: config.testHelpers ? config.testHelpersToken : undefined });
+  const keyUsage = new KeyUsage(deps.db, clock, (error) => app.log.warn({ err: error }, "API keys' lastUsedAt could not be written; the next uses will be"));
+  keyUsage.start();
+  // Deactivations, role changes and revocations reach every instance's cache at once through Redis.
+  const invalidations = config.redisUrl
+    ? broadcastInvalidations(deps.principals, {
+        redisUrl: config.redisUrl,
+        channel: `${options.rateLimitKeyPrefix ?? 'rl'}:principal-invalidations`,
+        onLost: (error) => app.log.warn({ err: error }, 'an invalidation could not be broadcast: other instances see it within AUTH_CACHE_SECONDS'),
+      })
+    : undefined;
+  installAuthentication(app, {
+    findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest),
+    cache: deps.principals,
+    limiter,
+    operatorToken: config.testHelpers ? config.testHelpersToken : undefined,
+    now: () => clock.now().getTime(),
+    onAuthenticated: (principal) => keyUsage.note(principal.workspaceId, principal.tokenId),
+  });
   const heavyWork = new WorkspaceWorkLimiter({
     capacity: config.searchWeightPerWorkspace,
     queueMax: config.searchQueuePerWorkspace,
@@ -353,6 +374,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   };
   if (!options.deferBackground) await startBackground();
   if (!sharedLimits) app.log.warn('Redis is not reachable yet: rate limits are counted in process until it is');
+  if (invalidations && !(await invalidations.ready())) app.log.warn('Redis is not reachable yet: other instances see deactivations and revocations within AUTH_CACHE_SECONDS until it is');
 
   const close = () => {
     closing ??= (async () => {
@@ -365,6 +387,8 @@ export async function buildService(options: BuildOptions): Promise<Service> {
         await webhooks.stop();
         await mail.stop();
         await app.close();
+        await keyUsage.stop();
+        await invalidations?.close();
         await deps.counts?.close();
         await limiter.close();
       } finally {
@@ -374,5 +398,5 @@ export async function buildService(options: BuildOptions): Promise<Service> {
     })();
     return closing;
   };
-  return { app, deps, jobs, webhooks, mail, heavyWork, startBackground, close };
+  return { app, deps, jobs, webhooks, mail, heavyWork, keyUsage, startBackground, close };
 }

@@ -6,6 +6,7 @@ import type { StoreKind } from './db/database.js';
 import type { FastifyRequest } from 'fastify';
 import { type Principal, type PrincipalCache, principalOf } from './http/auth.js';
 import type { CursorCodec } from './http/cursor.js';
+import type { Right } from './http/rights.js';
 import type { ServiceMetrics } from './http/metrics.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import type { IncentiveProviders } from './providers/index.js';
@@ -55,8 +56,10 @@ export interface CallContext {
   userId: string;
   /** The token the call came with (the money ledger records it with the user). */
   tokenId?: string;
-  /** The caller's role: what a rule that depends on the caller's rights reads (the consent writer). */
+  /** The caller's role (recorded where the service notes who did something). */
   role: UserRole;
+  /** The caller's effective rights (Principal.rights): what a rule that depends on a right reads (the consent writer). */
+  rights: ReadonlySet<Right>;
   canReadPersonalData: boolean;
   canReadScreeners: boolean;
   counts?: SearchCounts | undefined;
@@ -72,6 +75,7 @@ export function callContext(deps: ServiceDeps, principal: Principal): CallContex
     userId: principal.userId,
     tokenId: principal.tokenId,
     role: principal.role,
+    rights: principal.rights,
     canReadPersonalData: principal.canReadPersonalData,
     canReadScreeners: principal.canReadScreeners,
     counts: deps.counts,

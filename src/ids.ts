@@ -80,6 +80,7 @@ export const idPrefixes = {
   emailAccount: 'eac',
   team: 'tem',
   token: 'tok',
+  customRole: 'crl',
   study: 'stu',
   studyTemplate: 'stt',
   screener: 'scr',

@@ -7,7 +7,8 @@ import { createClock } from '../src/clock.js';
 import { type Config, loadConfig } from '../src/config.js';
 import { type Database, openDatabase } from '../src/db/database.js';
 import type { UserRole } from '../src/db/schema.js';
-import { createToken, createUser, createWorkspace, type TokenRights } from '../src/families/workspaces/service.js';
+import { createCustomRole, createToken, createUser, createWorkspace, type TokenRights } from '../src/families/workspaces/service.js';
+import { rightsByRole, type Right } from '../src/http/rights.js';
 
 /** The run's own PostgreSQL database (see global-setup.ts), or undefined for the embedded store. */
 export const testDatabaseUrl: string | undefined = inject('databaseUrl');
@@ -61,8 +62,11 @@ export interface Tenant {
   userId: string;
   /** A SUPER_ADMIN token with every right. */
   token: string;
-  /** A token for a new user of that role in this workspace. */
-  tokenFor(role: UserRole, rights?: TokenRights): Promise<{ token: string; userId: string }>;
+  /**
+   * A token for a new user of that role in this workspace. A CUSTOM user gets a new custom role
+   * holding `customRights` (by default OBSERVER's: what CUSTOM users could do before custom roles).
+   */
+  tokenFor(role: UserRole, rights?: TokenRights, customRights?: readonly Right[]): Promise<{ token: string; userId: string }>;
 }
 
 /** A new workspace with a SUPER_ADMIN, made through the same service as `cli workspace create`. */
@@ -71,8 +75,10 @@ export async function createTenant(service: Service, name = 'Test workspace'): P
   const created = await createWorkspace(db, { name, email: uniqueEmail('admin') });
   return {
     ...created,
-    async tokenFor(role, rights = {}) {
-      const { userId } = await createUser(db, { workspaceId: created.workspaceId, email: uniqueEmail(role.toLowerCase()), role });
+    async tokenFor(role, rights = {}, customRights = rightsByRole.OBSERVER) {
+      const customRoleId =
+        role === 'CUSTOM' ? (await createCustomRole(db, created.workspaceId, `Custom ${uniqueEmail('role')}`, customRights)).customRoleId : undefined;
+      const { userId } = await createUser(db, { workspaceId: created.workspaceId, email: uniqueEmail(role.toLowerCase()), role, ...(customRoleId ? { customRoleId } : {}) });
       const { token } = await createToken(db, created.workspaceId, userId, rights);
       return { token, userId };
     },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { setUserStatus } from '../src/families/workspaces/service.js';
 import type { Right } from '../src/http/rights.js';
-import { allRoles, roleHasRight } from '../src/http/rights.js';
+import { allRoles, assignableRights, rightsByRole } from '../src/http/rights.js';
 import { call, createTenant, type Tenant, type TestService } from './harness.js';
 
 export interface SecuredRequest {
@@ -96,23 +96,47 @@ export function describeSecurity(name: string, service: () => TestService, spec:
       expect(response.statusCode).toBe(401);
     });
 
+    const expectSuccess = async (response: { statusCode: number; body: string }, url: string, who: string) => {
+      const documented = documentedSuccess(service(), spec.method, url);
+      const success = documented ?? (spec.success === undefined ? undefined : [spec.success]);
+      expect(success, `${spec.method} ${url}: a documented success status (or spec.success for an undocumented route)`).toBeDefined();
+      if (spec.success !== undefined) expect(success, 'spec.success agrees with the document').toEqual([spec.success]);
+      expect(success, `${who} holds ${spec.right}: ${response.body.slice(0, 300)}`).toContain(response.statusCode);
+    };
+
     it(`enforces the right ${spec.right} for every role: 403 without it, the documented success with it`, async () => {
       for (const role of allRoles) {
+        if (role === 'CUSTOM') continue;
         const tenant = await createTenant(service());
         const request = await spec.request(tenant, service());
         const { token } = await tenant.tokenFor(role);
         const response = await send(request, token);
-        if (roleHasRight(role, spec.right)) {
-          const documented = documentedSuccess(service(), spec.method, request.url);
-          const success = documented ?? (spec.success === undefined ? undefined : [spec.success]);
-          expect(success, `${spec.method} ${request.url}: a documented success status (or spec.success for an undocumented route)`).toBeDefined();
-          if (spec.success !== undefined) expect(success, 'spec.success agrees with the document').toEqual([spec.success]);
-          expect(success, `${role} holds ${spec.right}: ${response.body.slice(0, 300)}`).toContain(response.statusCode);
+        if (rightsByRole[role].includes(spec.right)) {
+          await expectSuccess(response, request.url, role);
         } else {
           expect(response.statusCode, `${role} lacks ${spec.right}`).toBe(403);
           expect(response.body).toBe('Forbidden');
         }
       }
+    });
+
+    it(`enforces the right ${spec.right} for custom roles: the documented success with it alone, 403 with every other`, async () => {
+      if (assignableRights.includes(spec.right)) {
+        const tenant = await createTenant(service());
+        const request = await spec.request(tenant, service());
+        const { token } = await tenant.tokenFor('CUSTOM', {}, [spec.right]);
+        await expectSuccess(await send(request, token), request.url, `A custom role of ${spec.right} alone`);
+      }
+      const tenant = await createTenant(service());
+      const request = await spec.request(tenant, service());
+      const { token } = await tenant.tokenFor(
+        'CUSTOM',
+        {},
+        assignableRights.filter((right) => right !== spec.right),
+      );
+      const response = await send(request, token);
+      expect(response.statusCode, `a custom role of every other right lacks ${spec.right}`).toBe(403);
+      expect(response.body).toBe('Forbidden');
     });
 
     if (spec.addressesResource) {

@@ -29,6 +29,8 @@ export interface UsersTable {
   status: 'INVITED' | 'ACTIVE' | 'DEACTIVATED';
   seat: 'SERVICE' | 'RESEARCHER_FREE' | 'RESEARCHER_PAID' | 'LITE' | null;
   role: 'DEVELOPER' | 'OBSERVER' | 'RESEARCHER' | 'OPS_MANAGER' | 'SUPER_ADMIN' | 'CUSTOM' | 'COLLABORATOR';
+  /** The custom role of a CUSTOM user (required then), null for every other role. */
+  custom_role_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -55,6 +57,20 @@ export interface ApiTokensTable {
   can_read_screeners: boolean;
   created_at: Timestamp;
   revoked_at: Timestamp | null;
+  name: ColumnType<string, string | undefined, string>;
+  /** The rights the key is limited to; null: all of its user's (CLI-made tokens). */
+  rights: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
+  expires_at: ColumnType<string | null, string | null | undefined, string | null>;
+  last_used_at: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface CustomRolesTable {
+  workspace_id: string;
+  custom_role_id: string;
+  name: string;
+  rights: string[];
+  created_at: Timestamp;
+  updated_at: Timestamp;
 }
 
 export interface PopulationsTable {
@@ -360,6 +376,7 @@ export interface DB {
   teams: TeamsTable;
   team_members: TeamMembersTable;
   api_tokens: ApiTokensTable;
+  custom_roles: CustomRolesTable;
   populations: PopulationsTable;
   studies: StudiesTable;
   study_owners: StudyOwnersTable;

@@ -4,7 +4,7 @@ import { LRUCache } from 'lru-cache';
 import type { UserRole } from '../db/schema.js';
 import { ApiError, forbidden, sendError } from './errors.js';
 import type { RateLimitDecision, RateLimiter } from './rate-limit.js';
-import { type Right, roleHasRight } from './rights.js';
+import { effectiveRights, type Right } from './rights.js';
 import { digestToken, parseToken } from './tokens.js';
 
 /** Who is calling: the token's user, its workspace and what the token may see. */
@@ -13,14 +13,51 @@ export interface Principal {
   userId: string;
   tokenId: string;
   role: UserRole;
+  /**
+   * What this credential may do, computed once at lookup (effectiveRights): the role's rights,
+   * or the custom role's for CUSTOM, intersected with the key's own when the key is limited.
+   * The auth hook checks a route's right here, and so does every rule that depends on a right.
+   */
+  rights: ReadonlySet<Right>;
   canReadPersonalData: boolean;
   canReadScreeners: boolean;
+  /** When the credential stops working (ms since the epoch); absent: it does not expire. */
+  expiresAtMs?: number;
 }
 
 /** The user a token belongs to, as the token store finds it. */
-export interface TokenOwner extends Principal {
+export interface TokenOwner {
+  workspaceId: string;
+  userId: string;
+  tokenId: string;
+  role: UserRole;
   status: 'INVITED' | 'ACTIVE' | 'DEACTIVATED';
+  /** The rights of the user's custom role (role CUSTOM), else null. */
+  customRoleRights: string[] | null;
+  /** The rights the key is limited to, or null (all of its user's). */
+  keyRights: string[] | null;
+  canReadPersonalData: boolean;
+  canReadScreeners: boolean;
+  /** ISO time the key expires at, or null. */
+  expiresAt: string | null;
 }
+
+/** A principal of a token owner: the rights worked out once, here. */
+export function principalOfOwner(owner: TokenOwner): Principal {
+  return {
+    workspaceId: owner.workspaceId,
+    userId: owner.userId,
+    tokenId: owner.tokenId,
+    role: owner.role,
+    rights: effectiveRights(owner.role, owner.customRoleRights, owner.keyRights),
+    canReadPersonalData: owner.canReadPersonalData,
+    canReadScreeners: owner.canReadScreeners,
+    ...(owner.expiresAt === null ? {} : { expiresAtMs: Date.parse(owner.expiresAt) }),
+  };
+}
+
+/** An invalidation, as broadcast to the other instances (see principal-broadcast.ts). */
+export type Invalidation = { kind: 'user'; workspaceId: string; userId: string } | { kind: 'token'; workspaceId: string; tokenId: string };
 
 /**
  * Finds the owner of the unrevoked token with this digest in this workspace, or undefined. The
@@ -56,8 +93,10 @@ declare module 'fastify' {
 
 /**
  * Token → principal, remembered for a few seconds so that authentication costs no database
- * round trip on a hot path. A deactivation or revocation made through this process is seen at
- * once (invalidate); one made elsewhere within the cache's lifetime (AUTH_CACHE_SECONDS).
+ * round trip on a hot path. A deactivation, a role change or a revocation made through this
+ * process is seen at once (invalidateUser, invalidateToken); on the other instances at once too
+ * when REDIS_URL is set (the invalidation is broadcast over Redis pub/sub: `broadcast`, and
+ * `apply` on receipt), else within the cache's lifetime (AUTH_CACHE_SECONDS).
  */
 export class PrincipalCache {
   private readonly cache: LRUCache<string, Principal>;
@@ -92,11 +131,25 @@ export class PrincipalCache {
     this.pending.set(digest, loading);
     return loading;
   }
+  /** Where invalidations go to reach the other instances (set by the broadcaster, when Redis is configured). */
+  broadcast: ((invalidation: Invalidation) => void) | undefined;
+  /** Forgets every credential of the user (their keys and sessions), here and on every instance. */
   invalidateUser(workspaceId: string, userId: string) {
+    this.apply({ kind: 'user', workspaceId, userId });
+    this.broadcast?.({ kind: 'user', workspaceId, userId });
+  }
+  /** Forgets one key (or session), here and on every instance. */
+  invalidateToken(workspaceId: string, tokenId: string) {
+    this.apply({ kind: 'token', workspaceId, tokenId });
+    this.broadcast?.({ kind: 'token', workspaceId, tokenId });
+  }
+  /** An invalidation, applied to this instance only (a received broadcast). */
+  apply(invalidation: Invalidation) {
     this.generation++;
     this.pending.clear();
     for (const [digest, principal] of this.cache.entries()) {
-      if (principal.workspaceId === workspaceId && principal.userId === userId) this.cache.delete(digest);
+      if (principal.workspaceId !== invalidation.workspaceId) continue;
+      if (invalidation.kind === 'user' ? principal.userId === invalidation.userId : principal.tokenId === invalidation.tokenId) this.cache.delete(digest);
     }
   }
   clear() {
@@ -126,14 +179,7 @@ function lookupPrincipal(findTokenOwner: TokenLookup, cache: PrincipalCache, cre
   return cache.load(digest, async () => {
     const owner = await findTokenOwner(workspaceId, digest);
     if (!owner || owner.status === 'DEACTIVATED') return undefined;
-    return {
-      workspaceId: owner.workspaceId,
-      userId: owner.userId,
-      tokenId: owner.tokenId,
-      role: owner.role,
-      canReadPersonalData: owner.canReadPersonalData,
-      canReadScreeners: owner.canReadScreeners,
-    };
+    return principalOfOwner(owner);
   });
 }
 
@@ -148,7 +194,20 @@ export function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDeci
  * (the token's, or the client address's for a bad token, so guessing tokens is slow), then
  * check the route's declared right.
  */
-export function installAuthentication(app: FastifyInstance, deps: { findTokenOwner: TokenLookup; cache: PrincipalCache; limiter: RateLimiter; operatorToken?: string | undefined }) {
+export function installAuthentication(
+  app: FastifyInstance,
+  deps: {
+    findTokenOwner: TokenLookup;
+    cache: PrincipalCache;
+    limiter: RateLimiter;
+    operatorToken?: string | undefined;
+    /** The service's clock, in ms (an expiring key is refused from its expiry on). */
+    now?: () => number;
+    /** Told of each authenticated request (a key's lastUsedAt): must be cheap, it is on every request. */
+    onAuthenticated?: (principal: Principal) => void;
+  },
+) {
+  const now = deps.now ?? Date.now;
   const operatorDigest = deps.operatorToken === undefined ? undefined : createHash('sha256').update(deps.operatorToken).digest();
   const refuseTooMany = (reply: FastifyReply, decision: RateLimitDecision) => {
     setRateLimitHeaders(reply, decision);
@@ -193,7 +252,10 @@ export function installAuthentication(app: FastifyInstance, deps: { findTokenOwn
     if (!decision.allowed) return refuseTooMany(reply, decision);
     setRateLimitHeaders(reply, decision);
     if (!principal) return sendError(reply, new ApiError('UNAUTHORIZED'));
-    if (!roleHasRight(principal.role, right)) return sendError(reply, forbidden(right));
+    // An expired key: refused from its expiry on, even while its principal is cached.
+    if (principal.expiresAtMs !== undefined && now() >= principal.expiresAtMs) return sendError(reply, new ApiError('UNAUTHORIZED'));
+    if (!principal.rights.has(right)) return sendError(reply, forbidden(right));
+    deps.onAuthenticated?.(principal);
     request.principal = principal;
   });
 }

@@ -2,7 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { ErrorBody, errorResponse, PageInfo, plainText } from './schemas.js';
-import { rolesWithRight } from './rights.js';
+import { assignableRights, rolesWithRight } from './rights.js';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN, idempotencyKeyDescription, REPLAYED_HEADER, takesIdempotencyKey } from './idempotency/plugin.js';
 
 export const apiPrefix = '/v1';
@@ -88,7 +88,7 @@ export function enrichRouteSchema(route: RouteOptions): void {
   schema['x-required-right'] = right;
   schema['x-roles'] = roles;
   const referenceNote = schema['x-reference-id'] ? `Reference operation ${schema['x-reference-id']}. ` : '';
-  schema.description = `${schema.description ? `${schema.description}\n\n` : ''}${referenceNote}Requires the right \`${right}\` (roles: ${roles.join(', ')}).`;
+  schema.description = `${schema.description ? `${schema.description}\n\n` : ''}${referenceNote}Requires the right \`${right}\` (roles: ${roles.join(', ')}${assignableRights.includes(right) ? '; CUSTOM users whose custom role holds it' : ''}).`;
   const idempotent = takesIdempotencyKey(route);
   if (idempotent) documentIdempotencyKey(schema);
   const responses = { ...(schema.response as Record<string, Record<string, unknown>> | undefined) };

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { type Principal, PrincipalCache } from './auth.js';
+import { rightSetByRole } from './rights.js';
 
 const principal: Principal = {
   workspaceId: 'wsp_01JD0000000000000000000000',
   userId: 'usr_01JD0000000000000000000000',
   tokenId: 'tok_01JD0000000000000000000000',
   role: 'RESEARCHER',
+  rights: rightSetByRole.RESEARCHER,
   canReadPersonalData: true,
   canReadScreeners: true,
 };

@@ -10,6 +10,8 @@ export const allRights = [
   'screeners:write',
   'templates:write',
   'users:read',
+  'users:write',
+  'api-keys:write',
   'people:read',
   'people:write',
   'people:delete',
@@ -58,16 +60,21 @@ export const allRoles: readonly UserRole[] = [
  * for the workspace's incentive provider and its credentials: where the money goes and whose
  * account pays it.
  */
-const superAdminRights: readonly Right[] = ['test-helpers:run', 'incentive-providers:manage'];
+const superAdminRights: readonly Right[] = ['test-helpers:run', 'incentive-providers:manage', 'users:write'];
 /** The rights of the API proper, which the other roles share out. */
 const apiRights = allRights.filter((right) => !superAdminRights.includes(right));
+/** The rights a SUPER_ADMIN may give a custom role: those of the API proper, none of SUPER_ADMIN's own. */
+export const assignableRights: readonly Right[] = apiRights;
+
 // Webhook endpoints' URLs often embed a receiver's own secret: reading them is for who integrates.
 const readRights = apiRights.filter((right) => right.endsWith(':read') && right !== 'webhooks:read');
 const except = (...excluded: Right[]) => apiRights.filter((right) => !excluded.includes(right));
 
 /**
- * Which role may do what. OBSERVER reads only; CUSTOM roles are configured in the product's
- * interface and act as OBSERVER over the API. SUPER_ADMIN may do everything.
+ * Which role may do what. OBSERVER reads only (and makes its own API keys: `api-keys:write` is
+ * every role's). SUPER_ADMIN may do everything. A CUSTOM user holds exactly the rights of their
+ * custom role (custom_roles, chosen by a SUPER_ADMIN among assignableRights): none by the role
+ * itself, so the entry below is empty and the principal's rights come from the custom role.
  */
 export const rightsByRole: Record<UserRole, readonly Right[]> = {
   SUPER_ADMIN: allRights,
@@ -82,10 +89,33 @@ export const rightsByRole: Record<UserRole, readonly Right[]> = {
   // Consent forms are what a study asks its people to sign, written with the study: whoever
   // writes studies writes them (a new version never changes what was signed, see consent-forms/).
   // Branding configs are how a study's pages look, chosen with the study: the same holds.
-  COLLABORATOR: [...readRights, 'studies:write', 'screeners:write', 'participants:write', 'consent-forms:write', 'branding:write'],
-  CUSTOM: readRights,
-  OBSERVER: readRights,
+  COLLABORATOR: [...readRights, 'api-keys:write', 'studies:write', 'screeners:write', 'participants:write', 'consent-forms:write', 'branding:write'],
+  CUSTOM: [],
+  OBSERVER: [...readRights, 'api-keys:write'],
 };
+
+/** Each role's rights as a set, made once: a principal of a built-in role shares its role's set. */
+export const rightSetByRole: Readonly<Record<UserRole, ReadonlySet<Right>>> = Object.fromEntries(
+  allRoles.map((role) => [role, new Set(rightsByRole[role])]),
+) as unknown as Record<UserRole, ReadonlySet<Right>>;
+
+const knownRights: ReadonlySet<string> = new Set(allRights);
+export const isRight = (name: string): name is Right => knownRights.has(name);
+
+/**
+ * A credential's effective rights, computed once when its principal is looked up: the role's (or,
+ * for CUSTOM, the custom role's), intersected with the key's own when it is limited (`keyRights`
+ * non-null). Names no longer known (a right since removed) are dropped. A built-in role's key
+ * without limits shares the role's set: no allocation.
+ */
+export function effectiveRights(role: UserRole, customRoleRights: readonly string[] | null, keyRights: readonly string[] | null): ReadonlySet<Right> {
+  const base: ReadonlySet<Right> =
+    role === 'CUSTOM' ? new Set((customRoleRights ?? []).filter((name): name is Right => isRight(name) && assignableRights.includes(name))) : rightSetByRole[role];
+  if (keyRights === null) return base;
+  const limited = new Set<Right>();
+  for (const name of keyRights) if (isRight(name) && base.has(name)) limited.add(name);
+  return limited;
+}
 
 export function rolesWithRight(right: Right): UserRole[] {
   return allRoles.filter((role) => rightsByRole[role].includes(right));

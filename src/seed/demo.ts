@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { DB, StudyType, UserRole } from '../db/schema.js';
-import { allRoles } from '../http/rights.js';
+import { allRoles, type Right, rightSetByRole, rightsByRole } from '../http/rights.js';
 import * as studies from '../families/studies/service.js';
 import * as populations from '../families/populations/service.js';
 import * as properties from '../families/properties/service.js';
-import { createToken, createUser, createWorkspace } from '../families/workspaces/service.js';
+import { createCustomRole, createToken, createUser, createWorkspace } from '../families/workspaces/service.js';
 import { studyStatuses, studyTypes } from '../families/studies/schemas.js';
 import * as segments from '../families/segments/service.js';
 import * as signups from '../families/signups/service.js';
@@ -45,9 +45,12 @@ export async function seedDemo(db: Kysely<DB>, clock: Clock, providers: Incentiv
   const { workspaceId } = admin;
   const users: Record<string, string> = { SUPER_ADMIN: admin.userId };
   const tokens: Record<string, string> = { SUPER_ADMIN: admin.token };
+  // The demo's CUSTOM user holds a custom role: a recruiter who reads the panel and runs participants.
+  const recruiter = await createCustomRole(db, workspaceId, 'Recruiter', [...rightsByRole.OBSERVER, 'participants:write'], clock.now());
   for (const role of allRoles.filter((candidate) => candidate !== 'SUPER_ADMIN')) {
     const lower = role.toLowerCase().replace(/_/g, '-');
     const { userId } = await createUser(db, {
+      ...(role === 'CUSTOM' ? { customRoleId: recruiter.customRoleId } : {}),
       workspaceId,
       email: `${lower}@demo.example`,
       role,
@@ -103,7 +106,16 @@ export async function seedDemo(db: Kysely<DB>, clock: Clock, providers: Incentiv
   const contactablePersonIds = contactable.map((person) => person.personId);
   const timing = { now: clock.now(), groupSessionAt: groupSessionTiming(clock.now()).sessionAt };
 
-  const context: studies.CallContext & { role: UserRole } = { db, clock, workspaceId, userId: users.RESEARCHER!, role: 'RESEARCHER', canReadScreeners: true, canReadPersonalData: true };
+  const context: studies.CallContext & { role: UserRole; rights: ReadonlySet<Right> } = {
+    db,
+    clock,
+    workspaceId,
+    userId: users.RESEARCHER!,
+    role: 'RESEARCHER',
+    rights: rightSetByRole.RESEARCHER,
+    canReadScreeners: true,
+    canReadPersonalData: true,
+  };
   const studyIds: string[] = [];
   const demoParticipants: DemoParticipant[] = [];
   for (const studyType of studyTypes) {

@@ -8,7 +8,7 @@ import * as queries from './queries.js';
 import type { ConsentListQuery, ConsentSubmission, RecordConsentBody } from './schemas.js';
 import { recordConsent as writeConsent } from './writer.js';
 
-export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'role' | 'canReadPersonalData'>;
+export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'role' | 'rights' | 'canReadPersonalData'>;
 
 /** How far ahead of the service clock a `submittedAt` may be: client clocks run a little fast. */
 export const SUBMITTED_AT_SKEW_MS = 5 * 60 * 1000;
@@ -76,7 +76,7 @@ export async function recordConsent(context: CallContext, body: RecordConsentBod
         formVersion: body.formVersion ?? null,
         textSha256,
         source: body.source ?? 'API',
-        recordedBy: { userId: context.userId, role: context.role },
+        recordedBy: { userId: context.userId, rights: context.rights },
         submittedAt,
       },
       at,

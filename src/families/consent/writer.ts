@@ -6,9 +6,9 @@
  * one-writer.test.ts in this folder holds the rule.
  */
 import type { Kysely } from 'kysely';
-import type { ConsentSource, DB, UserRole } from '../../db/schema.js';
+import type { ConsentSource, DB } from '../../db/schema.js';
 import { ApiError, badRequest, notFound } from '../../http/errors.js';
-import { roleHasRight } from '../../http/rights.js';
+import type { Right } from '../../http/rights.js';
 import { idPrefixes, newId } from '../../ids.js';
 import { recordEvents } from '../webhooks/outbox.js';
 import * as queries from './queries.js';
@@ -29,7 +29,7 @@ export interface NewConsent {
    * the public signup route, which may record only a SIGNUP_FORM consent on the form it serves,
    * for a person that very submission made (never one found by an email alone: the caller says so).
    */
-  recordedBy: { userId: string; role: UserRole } | { publicSignupForm: string; personMadeBySubmission: true } | { participantLink: string; personOfLink: true };
+  recordedBy: { userId: string; rights: ReadonlySet<Right> } | { publicSignupForm: string; personMadeBySubmission: true } | { participantLink: string; personOfLink: true };
   /** Signed on the participant's page: the name typed and each optional choice by id (PARTICIPANT_PAGE only). */
   signedName?: string;
   choices?: Record<string, boolean>;
@@ -69,7 +69,7 @@ async function checkConsentForm(transaction: Kysely<DB>, workspaceId: string, co
 function checkAuthority(consent: NewConsent): string | null {
   const by = consent.recordedBy;
   if ('userId' in by) {
-    if (!roleHasRight(by.role, 'consent:write')) throw new ApiError('FORBIDDEN');
+    if (!by.rights.has('consent:write')) throw new ApiError('FORBIDDEN');
     if (consent.source === 'PARTICIPANT_PAGE' || consent.signedName !== undefined) throw new Error('Only the participant page records a PARTICIPANT_PAGE consent with a signed name');
     return by.userId;
   }

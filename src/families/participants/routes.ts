@@ -5,7 +5,6 @@ import { requestContext, type ServiceDeps } from '../../context.js';
 import { principalOf } from '../../http/auth.js';
 import { forbidden } from '../../http/errors.js';
 import { maskingNote } from '../../http/masking.js';
-import { roleHasRight } from '../../http/rights.js';
 import { errorResponse } from '../../http/schemas.js';
 import { AddedParticipants, AddParticipantsBody, MAX_PARTICIPANTS_PER_ADD, ParticipantParams, StudyParams, UpdateParticipantBody } from './requests.js';
 import { Participant, UpdatedParticipant } from './schemas.js';
@@ -96,7 +95,7 @@ export const participantsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }
     },
     async (request) => {
       // Sending reaches the person: a role that may move participants but not send messages is refused the whole request.
-      if (request.body.sendMessage !== undefined && !roleHasRight(principalOf(request).role, 'messages:write')) throw forbidden('messages:write');
+      if (request.body.sendMessage !== undefined && !principalOf(request).rights.has('messages:write')) throw forbidden('messages:write');
       return service.updateParticipant(context(request), request.params.studyId, request.params.participantId, request.body);
     },
   );

@@ -28,7 +28,7 @@ const webhookEventOfField = {
   screenerState: 'participant.screener_changed',
 } as const;
 
-export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'role' | 'canReadPersonalData' | 'smtpConfigured'>;
+export type CallContext = Pick<SharedCallContext, 'db' | 'clock' | 'workspaceId' | 'userId' | 'role' | 'rights' | 'canReadPersonalData' | 'smtpConfigured'>;
 
 /** The Participant response, as its schema describes it. */
 export type Participant = Static<typeof ParticipantSchema>;
@@ -302,7 +302,7 @@ export async function updateParticipant(context: CallContext, studyId: string, p
           textSha256: null,
           source: 'API',
           // The same rule as POST /consent-submissions: consent:write (403 otherwise), and a study with a consent form (400).
-          recordedBy: { userId: context.userId, role: context.role },
+          recordedBy: { userId: context.userId, rights: context.rights },
           formPath: ['consentFormSubmitted'],
           submittedAt: at,
         },

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
-import type { DB, UserRole } from '../../db/schema.js';
+import type { DB } from '../../db/schema.js';
+import type { TokenOwner } from '../../http/auth.js';
 
 export type Executor = Kysely<DB>;
 
@@ -10,20 +11,12 @@ export type Executor = Kysely<DB>;
  */
 const teamNameOrder = (column: 't.name' | 'name') => sql`lower(${sql.ref(column)}) collate "C"`;
 
-export interface TokenOwner {
-  workspaceId: string;
-  userId: string;
-  tokenId: string;
-  role: UserRole;
-  status: 'INVITED' | 'ACTIVE' | 'DEACTIVATED';
-  canReadPersonalData: boolean;
-  canReadScreeners: boolean;
-}
-
+/** The owner of the unrevoked token with this digest, with what their rights are made of (see principalOfOwner). */
 export async function findTokenOwner(db: Executor, workspaceId: string, digest: string): Promise<TokenOwner | undefined> {
   return db
     .selectFrom('api_tokens as t')
     .innerJoin('users as u', (join) => join.onRef('u.workspace_id', '=', 't.workspace_id').onRef('u.user_id', '=', 't.user_id'))
+    .leftJoin('custom_roles as r', (join) => join.onRef('r.workspace_id', '=', 'u.workspace_id').onRef('r.custom_role_id', '=', 'u.custom_role_id'))
     .where('t.workspace_id', '=', workspaceId)
     .where('t.token_digest', '=', digest)
     .where('t.revoked_at', 'is', null)
@@ -33,8 +26,11 @@ export async function findTokenOwner(db: Executor, workspaceId: string, digest: 
       't.token_id as tokenId',
       'u.role',
       'u.status',
+      'r.rights as customRoleRights',
+      't.rights as keyRights',
       't.can_read_personal_data as canReadPersonalData',
       't.can_read_screeners as canReadScreeners',
+      't.expires_at as expiresAt',
     ])
     .executeTakeFirst();
 }

@@ -28,6 +28,8 @@ export interface NewUser {
   teams?: string[];
   status?: UsersTable['status'];
   jobRole?: string;
+  /** The custom role of a CUSTOM user (required for CUSTOM, refused for any other role). */
+  customRoleId?: string;
 }
 
 export function createUser(db: Kysely<DB>, user: NewUser, at: Date = new Date()): Promise<{ userId: string }> {
@@ -45,6 +47,16 @@ async function insertUser(trx: Kysely<DB>, user: NewUser, at: Date): Promise<{ u
     .select('user_id')
     .executeTakeFirst();
   if (taken) throw new AdminError(`A user with email ${user.email} already exists in this workspace`);
+  if ((user.role === 'CUSTOM') !== (user.customRoleId !== undefined)) throw new AdminError('A CUSTOM user needs a custom role (--custom-role), and only a CUSTOM user may have one');
+  if (user.customRoleId !== undefined) {
+    const customRole = await trx
+      .selectFrom('custom_roles')
+      .where('workspace_id', '=', user.workspaceId)
+      .where('custom_role_id', '=', user.customRoleId)
+      .select('custom_role_id')
+      .executeTakeFirst();
+    if (!customRole) throw new AdminError(`Custom role ${user.customRoleId} not found in this workspace`);
+  }
   const userId = newId(idPrefixes.user);
   const iso = at.toISOString();
   await trx
@@ -59,6 +71,7 @@ async function insertUser(trx: Kysely<DB>, user: NewUser, at: Date): Promise<{ u
       status: user.status ?? 'ACTIVE',
       seat: user.seat ?? null,
       role: user.role,
+      custom_role_id: user.customRoleId ?? null,
       created_at: iso,
       updated_at: iso,
     })
@@ -84,9 +97,23 @@ export async function ensureTeam(db: Kysely<DB>, workspaceId: string, name: stri
   return teamId;
 }
 
+/** A custom role (a set of the API's rights, see assignableRights), as the CLI and tests make one. */
+export async function createCustomRole(db: Kysely<DB>, workspaceId: string, name: string, rights: readonly string[], at: Date = new Date()): Promise<{ customRoleId: string }> {
+  const customRoleId = newId(idPrefixes.customRole);
+  await db
+    .insertInto('custom_roles')
+    .values({ workspace_id: workspaceId, custom_role_id: customRoleId, name, rights: [...rights], created_at: at.toISOString(), updated_at: at.toISOString() })
+    .execute();
+  return { customRoleId };
+}
+
 export interface TokenRights {
   canReadPersonalData?: boolean;
   canReadScreeners?: boolean;
+  /** The rights the key is limited to; absent: all of its user's. */
+  rights?: readonly string[];
+  name?: string;
+  expiresAt?: string;
 }
 
 /** A new token for the user. The token is returned once; only its digest is stored. */
@@ -106,6 +133,9 @@ export async function createToken(db: Kysely<DB>, workspaceId: string, userId: s
       can_read_screeners: rights.canReadScreeners ?? true,
       created_at: at.toISOString(),
       revoked_at: null,
+      name: rights.name ?? '',
+      rights: rights.rights === undefined ? null : [...rights.rights],
+      expires_at: rights.expiresAt ?? null,
     })
     .execute();
   return { token, tokenId };
