@@ -9,7 +9,8 @@ const usage = `Usage: npm run --silent cli -- COMMAND [options] [--json]
 
   migrate                                   apply pending migrations
   workspace create --name N --email E [--full-name F]
-  user create --workspace W --email E --role ROLE [--full-name F] [--seat SEAT] [--team NAME]...
+  user create --workspace W --email E --role ROLE [--custom-role ID] [--full-name F] [--seat SEAT] [--team NAME]...
+                                            (--custom-role: required with CUSTOM; see POST /v1/custom-roles)
   user deactivate --user U                  the user's tokens stop working (401)
   token create --user U [--no-pii] [--no-screeners]
   token list --user U | --workspace W      the tokens (ids, rights, created, revoked), never the tokens
@@ -38,6 +39,7 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
       'full-name': { type: 'string' },
       workspace: { type: 'string' },
       role: { type: 'string' },
+      'custom-role': { type: 'string' },
       seat: { type: 'string' },
       team: { type: 'string', multiple: true },
       user: { type: 'string' },
@@ -78,6 +80,7 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
         workspaceId: required(values, 'workspace'),
         email: required(values, 'email'),
         role,
+        ...(values['custom-role'] !== undefined ? { customRoleId: values['custom-role'] } : {}),
         fullName: values['full-name'],
         seat: seat ?? null,
         teams: values.team,

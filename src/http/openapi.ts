@@ -30,8 +30,10 @@ export const tags = [
   { name: 'Branding configs', description: "How a study's participant pages look: a display name, an accent colour checked for contrast (4.5:1) and a logo (PNG, JPEG or WebP), named by a study plan's brandingConfigId." },
   { name: 'Messages', description: "Messages to people: templates with variables (Liquid), checked when saved and previewed for one person." },
   { name: 'Calendar feeds', description: "A user's subscribable calendars (iCalendar) of the sessions they host: places booked, no participant's data; the URL is the credential, shown once." },
-  { name: 'Users', description: 'The authenticated user.' },
-  { name: 'Teams', description: 'Teams of the workspace.' },
+  { name: 'Users', description: "The authenticated user, and the workspace's users: roles, seats, deactivation." },
+  { name: 'Teams', description: 'Teams of the workspace and their members.' },
+  { name: 'Custom Roles', description: 'Sets of rights a SUPER_ADMIN chooses, held by CUSTOM users.' },
+  { name: 'API Keys', description: 'Self-service API keys: a subset of their owner\'s rights, a name, an expiry, when last used.' },
 ];
 
 export const rateLimitHeaders = {
