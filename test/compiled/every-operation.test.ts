@@ -38,6 +38,7 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
   let hooks: WebhookReceiver;
   let token: string;
   let approverToken: string;
+  let approverId: string;
   const coverageDir = mkdtempSync(path.join(tmpdir(), 'recruit-ops-coverage-'));
   /** Per operation (`GET /studies/{studyId}`), every status it answered in the walk. */
   const answered = new Map<string, number[]>();
@@ -63,6 +64,7 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     // A second person who may approve incentives (never their sender).
     const approver = await runCompiledCli<{ userId: string }>(['user', 'create', '--workspace', created.workspaceId, '--email', 'approver@compiled.example.test', '--role', 'OPS_MANAGER'], store.env);
     ({ token: approverToken } = await runCompiledCli<{ token: string }>(['token', 'create', '--user', approver.userId], store.env));
+    approverId = approver.userId;
     serverEnv = {
       ...store.env,
       JOBS: 'on',
@@ -94,6 +96,31 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     const me = unwrap(await api.GET('/me'));
     expect(me.role).toBe('SUPER_ADMIN');
     unwrap(await api.GET('/teams'));
+
+    // The workspace's users, teams, custom roles and API keys.
+    unwrap(await api.GET('/users'));
+    const approverPath = { params: { path: { userId: approverId } } };
+    unwrap(await api.GET('/users/{userId}', approverPath));
+    unwrap(await api.PATCH('/users/{userId}', { ...approverPath, body: { jobRole: 'Budget holder' } }));
+    unwrap(await api.POST('/users/{userId}/deactivate', approverPath));
+    unwrap(await api.POST('/users/{userId}/reactivate', approverPath));
+    const readers = unwrap(await api.POST('/custom-roles', { body: { name: 'Compiled readers', rights: ['studies:read'] } }));
+    const readersPath = { params: { path: { roleId: readers.customRoleId } } };
+    unwrap(await api.GET('/custom-roles'));
+    unwrap(await api.PATCH('/custom-roles/{roleId}', { ...readersPath, body: { rights: ['studies:read', 'people:read'] } }));
+    unwrap(await api.DELETE('/custom-roles/{roleId}', readersPath));
+    const team = unwrap(await api.POST('/teams', { body: { name: 'Compiled team' } }));
+    const memberPath = { params: { path: { teamId: team.teamId, userId: approverId } } };
+    unwrap(await api.PATCH('/teams/{teamId}', { params: { path: { teamId: team.teamId } }, body: { name: 'Compiled squad' } }));
+    unwrap(await api.PUT('/teams/{teamId}/members/{userId}', memberPath));
+    unwrap(await api.DELETE('/teams/{teamId}/members/{userId}', memberPath));
+    unwrap(await api.DELETE('/teams/{teamId}', { params: { path: { teamId: team.teamId } } }));
+    const firstKey = unwrap(await api.POST('/api-keys', { body: { name: 'Compiled key', rights: ['studies:read'] } }));
+    const secondKey = unwrap(await api.POST('/api-keys', { body: { name: 'Compiled key 2' } }));
+    unwrap(await api.GET('/api-keys'));
+    unwrap(await api.GET('/users/{userId}/api-keys', { params: { path: { userId: me.userId } } }));
+    unwrap(await api.DELETE('/api-keys/{keyId}', { params: { path: { keyId: firstKey.keyId } } }));
+    unwrap(await api.DELETE('/users/{userId}/api-keys/{keyId}', { params: { path: { userId: me.userId, keyId: secondKey.keyId } } }));
 
     // Webhooks first, so that every event below is pushed to the receiver.
     const endpoint = unwrap(await api.POST('/webhook-endpoints', { body: { url: hooks.url('/compiled'), description: 'Compiled walk' } }));

@@ -16,7 +16,7 @@ export interface paths {
          * The authenticated user
          * @description The token's user, with the teams they belong to.
          *
-         *     Reference operation E14. Requires the right `users:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Reference operation E14. Requires the right `users:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getCurrentUser"];
         put?: never;
@@ -36,14 +36,310 @@ export interface paths {
         };
         /**
          * Teams of the workspace
-         * @description Every team of the token's workspace, by name (case-insensitive). Teams are made with `cli user create --team`.
+         * @description Every team of the token's workspace, by name (case-insensitive).
          *
-         *     Requires the right `users:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `users:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listTeams"];
         put?: never;
+        /**
+         * Create a team
+         * @description Requires the right `users:write` (roles: SUPER_ADMIN).
+         */
+        post: operations["createTeam"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Users of the workspace
+         * @description In the order they were made, keyset-paged; `status`, `role` and `teamId` narrow the list (together: all of them).
+         *
+         *     Requires the right `users:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
+         */
+        get: operations["listUsers"];
+        put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user of the workspace
+         * @description Requires the right `users:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
+         */
+        get: operations["getUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a user
+         * @description Changes the role (with `customRoleId` for CUSTOM), the seat, the name or the job role. The new rights hold at once for every key and session of the user, on every instance. The workspace's last active SUPER_ADMIN cannot be demoted (409).
+         *
+         *     Requires the right `users:write` (roles: SUPER_ADMIN).
+         */
+        patch: operations["updateUser"];
+        trace?: never;
+    };
+    "/users/{userId}/deactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deactivate a user
+         * @description Every key and session of the user stops working at once, on every instance (401). The workspace's last active SUPER_ADMIN cannot be deactivated (409). Deactivating a deactivated user changes nothing.
+         *
+         *     Requires the right `users:write` (roles: SUPER_ADMIN).
+         */
+        post: operations["deactivateUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{userId}/reactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reactivate a user
+         * @description A DEACTIVATED user is ACTIVE again: their unrevoked, unexpired keys work again. Any other status: 409.
+         *
+         *     Requires the right `users:write` (roles: SUPER_ADMIN).
+         */
+        post: operations["reactivateUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/teams/{teamId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a team
+         * @description Its memberships go with it; its members stay users of the workspace.
+         *
+         *     Requires the right `users:write` (roles: SUPER_ADMIN).
+         */
+        delete: operations["deleteTeam"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a team
+         * @description Requires the right `users:write` (roles: SUPER_ADMIN).
+         */
+        patch: operations["renameTeam"];
+        trace?: never;
+    };
+    "/teams/{teamId}/members/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add a member to a team
+         * @description Idempotent: a member already is one.
+         *
+         *     Requires the right `users:write` (roles: SUPER_ADMIN).
+         */
+        put: operations["addTeamMember"];
+        post?: never;
+        /**
+         * Remove a member from a team
+         * @description Requires the right `users:write` (roles: SUPER_ADMIN).
+         */
+        delete: operations["removeTeamMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/custom-roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Custom roles of the workspace
+         * @description Every custom role, by name (case-insensitive).
+         *
+         *     Requires the right `users:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
+         */
+        get: operations["listCustomRoles"];
+        put?: never;
+        /**
+         * Create a custom role
+         * @description A set of the API's rights (any of the rights table but those of SUPER_ADMIN alone: `users:write`, `incentive-providers:manage`, `test-helpers:run`), which its CUSTOM users hold.
+         *
+         *     Requires the right `users:write` (roles: SUPER_ADMIN).
+         */
+        post: operations["createCustomRole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/custom-roles/{roleId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a custom role
+         * @description Requires the right `users:write` (roles: SUPER_ADMIN).
+         */
+        delete: operations["deleteCustomRole"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a custom role or change its rights
+         * @description Its users hold the new rights at once, on every instance (their keys limited to rights the role no longer has lose them).
+         *
+         *     Requires the right `users:write` (roles: SUPER_ADMIN).
+         */
+        patch: operations["updateCustomRole"];
+        trace?: never;
+    };
+    "/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your own API keys
+         * @description The caller's user's keys (CLI-made tokens too, revoked ones included), oldest first, keyset-paged. Never a secret.
+         *
+         *     Requires the right `api-keys:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key of your own
+         * @description A key for the caller's own user, with a subset of the caller's own rights (default: all of them), the personal-data and screener rights only if the caller's credential has them, and an optional expiry (in the future, at most 365 days ahead). The answer holds the secret, shown this once.
+         *
+         *     Requires the right `api-keys:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key of your own
+         * @description It answers 401 from then on, on every instance. Revoking a revoked key changes nothing.
+         *
+         *     Requires the right `api-keys:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
+         */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{userId}/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's API keys
+         * @description For who administers the workspace: any user's keys, as GET /api-keys shows one's own.
+         *
+         *     Requires the right `users:write` (roles: SUPER_ADMIN).
+         */
+        get: operations["listUserApiKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{userId}/api-keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a user's API key
+         * @description For who administers the workspace: as DELETE /api-keys/{keyId} for one's own.
+         *
+         *     Requires the right `users:write` (roles: SUPER_ADMIN).
+         */
+        delete: operations["revokeUserApiKey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -60,7 +356,7 @@ export interface paths {
          * List studies
          * @description Studies of the workspace, newest first, optionally of one status and type. Keyset-paged: pass `pageInfo.endCursor` as `startCursor`.
          *
-         *     Requires the right `studies:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `studies:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listStudies"];
         put?: never;
@@ -68,7 +364,7 @@ export interface paths {
          * Create a study
          * @description Creates a study in DRAFT. Either give studyType and recruitmentStrategy, or start from `idOfStudyToDuplicate` (a copy of that study's type, plan, screener, owners, team and population) or `studyTemplateId` (never both). Values in studyPlan override the copied ones. EXTERNAL recruitment uses recruitmentPanelProvider, default PROVIDER_TWO. owners defaults to the caller. `includeScreener: true` gives the study an empty screener of type SERVICE, whatever its type.
          *
-         *     Reference operation E19. Requires the right `studies:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         *     Reference operation E19. Requires the right `studies:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR; CUSTOM users whose custom role holds it).
          */
         post: operations["createStudy"];
         delete?: never;
@@ -88,7 +384,7 @@ export interface paths {
          * Get a study
          * @description The study with its owners and screener; `screener` is null when the study has none or the token cannot read screeners.
          *
-         *     Reference operation E12. Requires the right `studies:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Reference operation E12. Requires the right `studies:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getStudy"];
         put?: never;
@@ -100,7 +396,7 @@ export interface paths {
          * Update a study
          * @description Only the supplied fields change; `studyPlan.incentive` merges field by field.
          *
-         *     Reference operation E3. Requires the right `studies:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         *     Reference operation E3. Requires the right `studies:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR; CUSTOM users whose custom role holds it).
          */
         patch: operations["updateStudy"];
         trace?: never;
@@ -118,7 +414,7 @@ export interface paths {
          * Pause or close a study
          * @description Moves the study to PAUSED or CLOSED. CLOSED is final (409 to leave it); asking for the current status changes nothing.
          *
-         *     Reference operation E5. Requires the right `studies:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         *     Reference operation E5. Requires the right `studies:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR; CUSTOM users whose custom role holds it).
          */
         post: operations["updateStudyStatus"];
         delete?: never;
@@ -140,7 +436,7 @@ export interface paths {
          * Launch a study
          * @description Moves a DRAFT or PAUSED study to ACTIVE; an ACTIVE study stays as it is; a CLOSED one is a 409.
          *
-         *     Requires the right `studies:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         *     Requires the right `studies:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR; CUSTOM users whose custom role holds it).
          */
         post: operations["launchStudy"];
         delete?: never;
@@ -161,7 +457,7 @@ export interface paths {
          * Create or replace a study's screener
          * @description Creates or replaces the SERVICE screener of a study that is not CLOSED (questions replaced in the given order) and sets includeScreener to true. Each PUT is a new revision: the questions get new ids (versions) and keep their keys; answers keep the version they answered, and versions nobody answered are dropped. Select questions take choices, each with a rule (QUALIFIES, DISQUALIFIES, NEUTRAL); NUMBER and SCALE questions take bounds and ranges with rules; `showWhen` shows a question only when an earlier answer matches; `mappedToPropertyId` must name a property of a compatible type. The whole definition is checked and every problem reported, each with its path; a refused PUT changes nothing. Survey studies screen on their survey platform: 400. The response is the screener, or null for a token that cannot read screeners. Guide: docs/api/screeners.md.
          *
-         *     Requires the right `screeners:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         *     Requires the right `screeners:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR; CUSTOM users whose custom role holds it).
          */
         put: operations["putStudyScreener"];
         post?: never;
@@ -169,7 +465,7 @@ export interface paths {
          * Delete a study's screener
          * @description Deletes the screener and its questions from a draft study and sets includeScreener to false. Only SERVICE screeners; not for survey studies (400). A screener whose questions have answers is kept (409).
          *
-         *     Reference operation E21. Requires the right `screeners:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         *     Reference operation E21. Requires the right `screeners:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR; CUSTOM users whose custom role holds it).
          */
         delete: operations["deleteStudyScreener"];
         options?: never;
@@ -188,7 +484,7 @@ export interface paths {
          * List study templates
          * @description Templates of the workspace, newest first, keyset-paged.
          *
-         *     Requires the right `studies:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `studies:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listStudyTemplates"];
         put?: never;
@@ -196,7 +492,7 @@ export interface paths {
          * Make a template from a study
          * @description Keeps the study's type, recruitment, plan and screener questions under a name; `POST /studies` with `studyTemplateId` starts a study from it.
          *
-         *     Requires the right `templates:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         *     Requires the right `templates:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["createStudyTemplate"];
         delete?: never;
@@ -214,7 +510,7 @@ export interface paths {
         };
         /**
          * Get a study template
-         * @description Requires the right `studies:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         * @description Requires the right `studies:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getStudyTemplate"];
         put?: never;
@@ -236,14 +532,14 @@ export interface paths {
          * List a study's quota groups
          * @description The study's quota groups in their order of evaluation, each with its cap and the places filled. A qualified screener submission joins the first group, in order, whose conditions the person meets (every answer condition, and the filter over their properties) and that has a place: the participant's quotaGroup becomes the group's name. When the study has groups and none the person meets has a place (or they meet none), the submission is OVER_QUOTA: the participant is DISQUALIFIED and the person is told the study is full. Places are exact under concurrency and are never given back (a deleted person's place stays filled). Guide: docs/api/screeners.md#quotas.
          *
-         *     Requires the right `studies:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `studies:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listStudyQuotaGroups"];
         /**
          * Replace a study's quota groups
          * @description Sets every quota group of the study, in order: a group named by `quotaGroupId` is kept (with its places filled) and changed, the others are new, and groups left out are deleted. Answer conditions name questions of the study's current screener by key; the filter is checked as a segment's is, with the caller's rights. A cap may be lowered below the places filled (the group then takes nobody more); a group with places filled keeps its name (409). The whole list is checked before anything changes. A qualified screener submission joins the first group, in order, whose conditions the person meets (every answer condition, and the filter over their properties) and that has a place: the participant's quotaGroup becomes the group's name. When the study has groups and none the person meets has a place (or they meet none), the submission is OVER_QUOTA: the participant is DISQUALIFIED and the person is told the study is full. Places are exact under concurrency and are never given back (a deleted person's place stays filled). Guide: docs/api/screeners.md#quotas.
          *
-         *     Requires the right `screeners:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         *     Requires the right `screeners:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR; CUSTOM users whose custom role holds it).
          */
         put: operations["putStudyQuotaGroups"];
         post?: never;
@@ -264,14 +560,14 @@ export interface paths {
          * Get a study's schedule
          * @description How the study's sessions are booked: the rules and the hosts with their hours. A study never set answers the defaults and no host. Guide: docs/api/scheduling.md.
          *
-         *     Requires the right `studies:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `studies:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getStudySchedule"];
         /**
          * Set a study's schedule
          * @description Sets the rules (fields left out keep their value, or the default) and replaces the hosts. Bookings made keep their sessions; the new rules apply to times booked from now on. The study must be INTERVIEWS or GROUP_INTERVIEW. A time is open when it lies in a host's hours (weekly hours or that date's override, in the host's time zone), starts at least minimumNoticeMinutes from now and within horizonDays, keeps clear of the host's other booked sessions in every study of the workspace with both sides' buffers, stays within the daily cap, and has a place left (capacity). A place is taken exactly once under concurrency, on one instance or several. Guide: docs/api/scheduling.md.
          *
-         *     Requires the right `studies:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         *     Requires the right `studies:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR; CUSTOM users whose custom role holds it).
          */
         put: operations["putStudySchedule"];
         post?: never;
@@ -292,7 +588,7 @@ export interface paths {
          * List a study's open times
          * @description The times a session can be booked at now, in start order, each with its host and the places left, shown in the zone asked for and in the host's. A time is open when it lies in a host's hours (weekly hours or that date's override, in the host's time zone), starts at least minimumNoticeMinutes from now and within horizonDays, keeps clear of the host's other booked sessions in every study of the workspace with both sides' buffers, stays within the daily cap, and has a place left (capacity). A place is taken exactly once under concurrency, on one instance or several. Guide: docs/api/scheduling.md.
          *
-         *     Requires the right `studies:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `studies:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listStudySlots"];
         put?: never;
@@ -314,7 +610,7 @@ export interface paths {
          * List a study's bookings
          * @description The study's bookings, live and canceled, in id (creation) order, keyset-paged; or those of one status. Guide: docs/api/scheduling.md.
          *
-         *     Requires the right `participants:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `participants:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listStudyBookings"];
         put?: never;
@@ -322,7 +618,7 @@ export interface paths {
          * Book a session for a participant
          * @description Books the participant into an open time, as the person would on their page: the participant becomes SCHEDULED at that time (a status event and `participant.status_changed`), `booking.created` is sent, and the person and the host receive a calendar invitation. A time is open when it lies in a host's hours (weekly hours or that date's override, in the host's time zone), starts at least minimumNoticeMinutes from now and within horizonDays, keeps clear of the host's other booked sessions in every study of the workspace with both sides' buffers, stays within the daily cap, and has a place left (capacity). A place is taken exactly once under concurrency, on one instance or several. Setting interviewStartTime with PATCH instead records a time arranged elsewhere: it holds no place and sends no invitation. Guide: docs/api/scheduling.md.
          *
-         *     Requires the right `participants:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         *     Requires the right `participants:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR; CUSTOM users whose custom role holds it).
          */
         post: operations["createStudyBooking"];
         delete?: never;
@@ -342,7 +638,7 @@ export interface paths {
          * Get a booking
          * @description Guide: docs/api/scheduling.md.
          *
-         *     Requires the right `participants:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `participants:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getStudyBooking"];
         put?: never;
@@ -366,7 +662,7 @@ export interface paths {
          * Move a booking to another time
          * @description Frees the booking's place and takes one at the new time under the same rules, in one step: the old time opens again at once. The booking keeps its id (and its calendar event), its sequence rises, the person and the host receive the updated invitation, `booking.moved` is sent. Guide: docs/api/scheduling.md.
          *
-         *     Requires the right `participants:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         *     Requires the right `participants:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR; CUSTOM users whose custom role holds it).
          */
         post: operations["moveStudyBooking"];
         delete?: never;
@@ -388,7 +684,7 @@ export interface paths {
          * Cancel a booking
          * @description Frees the place at once, records the reason, moves a SCHEDULED participant to CANCELED (with its event), sends `booking.canceled` and the calendar cancellation. Guide: docs/api/scheduling.md.
          *
-         *     Requires the right `participants:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         *     Requires the right `participants:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR; CUSTOM users whose custom role holds it).
          */
         post: operations["cancelStudyBooking"];
         delete?: never;
@@ -410,7 +706,7 @@ export interface paths {
          * Create multiple person properties
          * @description Creates up to 10 properties. Items are taken in order, each checked against the workspace as the earlier items left it; an item that breaks a rule is reported in `errors` (one entry per rule, `path` starting with its index, `name` its name) and not created, while the others are created together. Rules: the name is not taken in the workspace or by an earlier item (case-insensitively); propertyOptions (non-empty) only on SINGLE_SELECT and MULTI_SELECT, with distinct names (case-insensitively); isUnique only on STRING, NUMBER and DATETIME, and at most 10 unique properties per workspace; propertyGroupId names a group of the workspace. Without propertyGroupId a property goes to the workspace's default group (scope ALL, named General), made the first time it is needed. Option colors default to the palette in turn; `order` is the position from "0".
          *
-         *     Reference operation E4. Requires the right `properties:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
+         *     Reference operation E4. Requires the right `properties:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["importPersonProperties"];
         delete?: never;
@@ -430,7 +726,7 @@ export interface paths {
          * List all person properties
          * @description Properties of the workspace with their options, in the order they were made, keyset-paged: pass `pageInfo.endCursor` as `startCursor`.
          *
-         *     Reference operation E10. Requires the right `properties:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Reference operation E10. Requires the right `properties:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listPersonProperties"];
         put?: never;
@@ -455,7 +751,7 @@ export interface paths {
          * Delete a person property
          * @description Deletes the property with its options.
          *
-         *     Reference operation E20. Requires the right `properties:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
+         *     Reference operation E20. Requires the right `properties:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         delete: operations["deletePersonProperty"];
         options?: never;
@@ -464,7 +760,7 @@ export interface paths {
          * Update a person property
          * @description Changes the fields given: `editableByPerson` (the person may change their own value on their page, GET /me, through the same checks as PATCH /people/{personId}) and `description`. The name, type, options and uniqueness are not changed here.
          *
-         *     Requires the right `properties:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
+         *     Requires the right `properties:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         patch: operations["updatePersonProperty"];
         trace?: never;
@@ -482,7 +778,7 @@ export interface paths {
          * Delete person properties in bulk
          * @description Deletes the properties that exist, with their options; each id that does not is an item of `errors` (`path` `["propertyIds", index]`).
          *
-         *     Reference operation E8. Requires the right `properties:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
+         *     Reference operation E8. Requires the right `properties:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["deletePersonProperties"];
         delete?: never;
@@ -502,7 +798,7 @@ export interface paths {
          * List property groups
          * @description Every property group of the workspace, in the order they were made (not paged). With `populationId`, only the groups that apply to that population: scope ALL, and SPECIFIC groups that name it.
          *
-         *     Reference operation E11. Requires the right `properties:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Reference operation E11. Requires the right `properties:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listPropertyGroups"];
         put?: never;
@@ -510,7 +806,7 @@ export interface paths {
          * Create a property group
          * @description A SPECIFIC group needs at least one population; an ALL group takes none (400 otherwise). A property is in one group only: the properties named move into the new group.
          *
-         *     Requires the right `properties:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
+         *     Requires the right `properties:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["createPropertyGroup"];
         delete?: never;
@@ -530,7 +826,7 @@ export interface paths {
          * Properties of a property group
          * @description The group's properties with their options, in the order they were made, keyset-paged.
          *
-         *     Reference operation E9. Requires the right `properties:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Reference operation E9. Requires the right `properties:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listPropertyGroupProperties"];
         put?: never;
@@ -552,7 +848,7 @@ export interface paths {
          * List populations
          * @description Populations of the workspace in the order they were made, keyset-paged: pass `pageInfo.endCursor` as `startCursor`.
          *
-         *     Reference operation E22. Requires the right `populations:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Reference operation E22. Requires the right `populations:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listPopulations"];
         put?: never;
@@ -560,7 +856,7 @@ export interface paths {
          * Create a population
          * @description Makes an empty population. Names need not be unique; `description` defaults to empty.
          *
-         *     Requires the right `populations:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         *     Requires the right `populations:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["createPopulation"];
         delete?: never;
@@ -582,7 +878,7 @@ export interface paths {
          * Add people to a population
          * @description Each person of `personIds` (at most 1000) joins the population; one already a member stays one (the call is idempotent). An unknown or deleted person is an error item naming its index (`["personIds", "3"]`); the others are added. `added` lists the ids that are members now, each once, in the order given.
          *
-         *     Requires the right `populations:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         *     Requires the right `populations:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["addPopulationMembers"];
         delete?: never;
@@ -604,7 +900,7 @@ export interface paths {
          * Import people from a CSV file
          * @description Stores the file, then imports it in the background: poll `GET /imports/{importId}`. The file is checked as the upload arrives: its encoding (every byte, a 400 naming the first line that is not UTF-8) and its header (every unknown, unnamed or repeated column in one 400, with the columns allowed); a refused file changes nothing. Data rows are checked by the import: a bad row is reported by its row number while the good rows go in. A row where the file stops being valid CSV (a quote never closed, say) ends the import, FAILED: the rows before it stay imported, the rows after it are not read, and the report says so. Rows are committed in batches of 5000 (500 on the embedded store, whose one connection other requests wait for): a crash or restart resumes after the last committed row. A token without the personal-data right may not import (403): rows upsert by email, so each would answer whether its email is in the panel.
          *
-         *     Requires the right `imports:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
+         *     Requires the right `imports:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["createImport"];
         delete?: never;
@@ -624,7 +920,7 @@ export interface paths {
          * Read an import
          * @description Progress and outcome of a CSV import: the rows read, imported and refused, each refused row by its number (the header is row 1), the first 1000 of them listed, and, once FAILED, why it stopped.
          *
-         *     Requires the right `people:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `people:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getImport"];
         put?: never;
@@ -648,7 +944,7 @@ export interface paths {
          * Create a person
          * @description Adds a person to the panel, CONTACTABLE and not opted out, in the populations given. A token without the personal-data right may not create people (403): the 409 of a taken email would say who is in the panel. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
          *
-         *     Requires the right `people:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         *     Requires the right `people:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["createPerson"];
         delete?: never;
@@ -668,7 +964,7 @@ export interface paths {
          * Get a person
          * @description A person of the panel. Deleted people are not found. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***". Values of properties flagged isPII or isPHI are masked the same way ("***").
          *
-         *     Requires the right `people:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `people:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getPerson"];
         put?: never;
@@ -677,7 +973,7 @@ export interface paths {
          * Delete a person
          * @description The person disappears at once from every read, search, count and export; their email and unique values are free again. Their personal data is erased at once, in the same transaction, every copy of it (their messages' address and bodies, notes on their participations, consents, memberships, kept idempotent answers); an anonymous row stays so history that refers to it stays whole, and background work vacuums the old row versions within the hour. Answers `{"personsDeletedCount":1}`.
          *
-         *     Requires the right `people:delete` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
+         *     Requires the right `people:delete` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         delete: operations["deletePerson"];
         options?: never;
@@ -686,7 +982,7 @@ export interface paths {
          * Update a person
          * @description Only the fields given change. `properties` merges key by key into the stored values (null removes one); `populationIds` replaces the memberships; null clears firstName, lastName or phone. Opted-out status has its own operation (PUT /people/{personId}/opted-out). A token without the personal-data right may change names, phones and other values blind (the answer is masked), but not the email nor a value of a unique property flagged isPII or isPHI (403): the 409 of a taken value would say who holds it.
          *
-         *     Requires the right `people:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         *     Requires the right `people:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         patch: operations["updatePerson"];
         trace?: never;
@@ -704,7 +1000,7 @@ export interface paths {
          * Delete people by email and/or id
          * @description Deletes every person matching one of `emails` (case-insensitive) or `personIds` (at most 1000 of each), as DELETE /people/{personId} does. Unknown or already deleted entries are not errors; they are simply not counted. Supersedes POST /person/delete. Deleting by `emails` needs the personal-data right (403 otherwise): the count would say whether each email was in the panel.
          *
-         *     Requires the right `people:delete` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
+         *     Requires the right `people:delete` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["deletePeople"];
         delete?: never;
@@ -724,14 +1020,14 @@ export interface paths {
          * Opted-out status by id or email
          * @description `personIdOrEmail` is a person id, or an email address (a value that is a valid email is looked up as one, case-insensitively). A token without the personal-data right may not address a person by email (403, `WWW-Authenticate` naming `scope="personal-data"`): the answer would say whether the email is in the panel. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
          *
-         *     Reference operation E18. Requires the right `people:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Reference operation E18. Requires the right `people:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getPersonOptedOut"];
         /**
          * Set a person's opted-out status
          * @description Opting out sets the contact status to OPTED_OUT and keeps the person out of studies; opting back in makes them CONTACTABLE. Setting the status the person already has changes nothing. `personIdOrEmail` is the person id or, as in GET, an email address. Answers the shape of GET /people/{personIdOrEmail}/opted-out. Supersedes POST /person. A token without the personal-data right may not address a person by email (403, `WWW-Authenticate` naming `scope="personal-data"`): the answer would say whether the email is in the panel. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
          *
-         *     Requires the right `people:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         *     Requires the right `people:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         put: operations["setPersonOptedOut"];
         post?: never;
@@ -764,7 +1060,7 @@ export interface paths {
          *
          *     Filtering or sorting on EMAIL, PHONE, NAME, FIRST_NAME, LAST_NAME or a property flagged isPII or isPHI needs the personal-data right (403 otherwise). Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
          *
-         *     Requires the right `people:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `people:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         post: operations["searchPeople"];
         delete?: never;
@@ -787,7 +1083,7 @@ export interface paths {
          * @deprecated
          * @description Deprecated: use POST /people/delete or DELETE /people/{personId}. Deletes the people with these emails (case-insensitive): they disappear at once from every read, and their personal data is erased at once (as DELETE /people/{personId} does). `personsDeletedCount` counts the people deleted by this request, so it needs the personal-data right (403 otherwise). An empty `emails` is a 400 with `{"message":"emails field cannot be empty"}`.
          *
-         *     Reference operation E2. Requires the right `people:delete` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
+         *     Reference operation E2. Requires the right `people:delete` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["deletePersonsByEmail"];
         delete?: never;
@@ -808,7 +1104,7 @@ export interface paths {
          * @deprecated
          * @description Deprecated: use GET /people/{personIdOrEmail}/opted-out. The person's email and opted-out flag, looked up case-insensitively. A token without the personal-data right may not address a person by email (403, `WWW-Authenticate` naming `scope="personal-data"`): the answer would say whether the email is in the panel. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
          *
-         *     Reference operation E15. Requires the right `people:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Reference operation E15. Requires the right `people:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getPersonByEmail"];
         put?: never;
@@ -817,7 +1113,7 @@ export interface paths {
          * @deprecated
          * @description Deprecated: use PUT /people/{personId}/opted-out. Sets the opted-out flag of the person with this email, and with it the contact status (OPTED_OUT, or CONTACTABLE when opting back in). A token without the personal-data right may not address a person by email (403, `WWW-Authenticate` naming `scope="personal-data"`): the answer would say whether the email is in the panel. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
          *
-         *     Reference operation E23. Requires the right `people:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         *     Reference operation E23. Requires the right `people:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["setPersonOptedOutByEmail"];
         delete?: never;
@@ -837,7 +1133,7 @@ export interface paths {
          * List segments
          * @description Segments of the workspace in the order they were made, keyset-paged: pass `pageInfo.endCursor` as `startCursor`.
          *
-         *     Requires the right `people:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `people:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listSegments"];
         put?: never;
@@ -845,7 +1141,7 @@ export interface paths {
          * Create a segment
          * @description Saves a people filter under a name. Its members are whoever matches it at the time of a search: filter on them with PERSON.SEGMENT_MEMBERSHIP. The filter is checked as POST /people/search checks one, with the caller's rights (filtering on personal data needs the personal-data right): PERSON names and custom properties; no `sort` (a segment is a set) and no SEGMENT_MEMBERSHIP (a segment is not defined by segments). Unknown population or study ids named in it are a 404. Relative comparisons (IN_LAST_DAYS, the _L90 counts) are evaluated when a search uses the segment. A segment whose filter names a property deleted since matches nobody.
          *
-         *     Requires the right `people:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         *     Requires the right `people:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["createSegment"];
         delete?: never;
@@ -863,7 +1159,7 @@ export interface paths {
         };
         /**
          * Get a segment
-         * @description Requires the right `people:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         * @description Requires the right `people:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getSegment"];
         put?: never;
@@ -872,7 +1168,7 @@ export interface paths {
          * Delete a segment
          * @description A filter that names the deleted segment in SEGMENT_MEMBERSHIP is then a 404, as for any unknown segment.
          *
-         *     Requires the right `people:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         *     Requires the right `people:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         delete: operations["deleteSegment"];
         options?: never;
@@ -881,7 +1177,7 @@ export interface paths {
          * Update a segment
          * @description Only the fields given change; a new filter replaces the old one. The filter is checked as POST /people/search checks one, with the caller's rights (filtering on personal data needs the personal-data right): PERSON names and custom properties; no `sort` (a segment is a set) and no SEGMENT_MEMBERSHIP (a segment is not defined by segments). Unknown population or study ids named in it are a 404. Relative comparisons (IN_LAST_DAYS, the _L90 counts) are evaluated when a search uses the segment. A segment whose filter names a property deleted since matches nobody.
          *
-         *     Requires the right `people:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         *     Requires the right `people:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         patch: operations["updateSegment"];
         trace?: never;
@@ -899,7 +1195,7 @@ export interface paths {
          * Add people to a study
          * @description Adds each person of `personIds` (1–1000) to the study as a participant: status NOT_STARTED, approvalStatus PENDING_REVIEW, screenerState NOT_SENT. A person who cannot be added is an error item naming their index (`["personIds", "3"]`) and the others are added: an unknown or deleted person (also another workspace's), an opted-out person, a person who already takes part in the study, and a person listed twice (the later listing). `results` lists the participants added, in the order of `personIds`. All of it happens in one transaction; concurrent additions of one person to one study add them once. A CLOSED study takes no new participants (409); a DRAFT, ACTIVE or PAUSED one does. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
          *
-         *     Requires the right `participants:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         *     Requires the right `participants:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR; CUSTOM users whose custom role holds it).
          */
         post: operations["addParticipants"];
         delete?: never;
@@ -919,7 +1215,7 @@ export interface paths {
          * Get a participant
          * @description One participant of the study, with their person's contact details. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
          *
-         *     Requires the right `participants:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `participants:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getParticipant"];
         put?: never;
@@ -935,7 +1231,7 @@ export interface paths {
          *
          *     The values of `status`, `approvalStatus` and `screenerState`, what each means and which changes are allowed, are in the descriptions of those fields. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
          *
-         *     Requires the right `participants:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         *     Requires the right `participants:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR; CUSTOM users whose custom role holds it).
          */
         patch: operations["updateParticipant"];
         trace?: never;
@@ -959,7 +1255,7 @@ export interface paths {
          *
          *     Filtering or sorting on personal data (EMAIL, PHONE, NAME, FIRST_NAME, LAST_NAME, INCENTIVE.EMAIL, properties flagged isPII or isPHI) needs the personal-data right (403 otherwise). Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
          *
-         *     Reference operation E1. Requires the right `participants:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Reference operation E1. Requires the right `participants:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         post: operations["searchParticipants"];
         delete?: never;
@@ -979,7 +1275,7 @@ export interface paths {
          * List signup forms
          * @description Signup forms of the workspace in the order they were made (to the millisecond: form ids are random within one), keyset-paged: pass `pageInfo.endCursor` as `startCursor`.
          *
-         *     Requires the right `signups:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `signups:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listSignupForms"];
         put?: never;
@@ -987,7 +1283,7 @@ export interface paths {
          * Create a signup form
          * @description Makes a public signup form whose senders join `populationId`. Its `signupFormId` is public: anyone holding it may send the form, without a token, through POST /public/signups/{signupFormId}/submissions.
          *
-         *     Requires the right `signups:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         *     Requires the right `signups:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["createSignupForm"];
         delete?: never;
@@ -1007,7 +1303,7 @@ export interface paths {
          * Get a signup form
          * @description A signup form of the workspace.
          *
-         *     Requires the right `signups:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `signups:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getSignupForm"];
         put?: never;
@@ -1029,7 +1325,7 @@ export interface paths {
          * Get a signup-form submission
          * @description One submission of the form, with its review.
          *
-         *     Requires the right `signups:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `signups:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getSignupSubmission"];
         put?: never;
@@ -1041,7 +1337,7 @@ export interface paths {
          * Review a signup-form submission
          * @description Sets the approval status. APPROVED or REJECTED stamps `reviewedAt` (and the reviewing user); back to PENDING_REVIEW clears it. Setting the status the submission already has changes nothing. The review changes neither the person nor their memberships.
          *
-         *     Requires the right `signups:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         *     Requires the right `signups:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         patch: operations["reviewSignupSubmission"];
         trace?: never;
@@ -1087,7 +1383,7 @@ export interface paths {
          *
          *     Filtering or sorting on personal data needs the personal-data right (403 otherwise); submissions themselves hold none.
          *
-         *     Reference operation E6. Requires the right `signups:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Reference operation E6. Requires the right `signups:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         post: operations["searchSignupSubmissions"];
         delete?: never;
@@ -1107,7 +1403,7 @@ export interface paths {
          * Poll participant status events
          * @description Every change of a participant's status, approval status or screener state, in the whole workspace or one study. Oldest first, in commit order. Keep `pageInfo.endCursor` and poll again with it as `startCursor`: every event arrives exactly once, also while events are being written. An event appears once every transaction that began before it has ended, on the whole database server (including transactions of other workspaces and other applications), so a slow write delays events, never loses them. An empty page still carries an endCursor: the position to poll from next time. `hasNextPage` says whether more events are ready now; when false, poll again later.
          *
-         *     Requires the right `events:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `events:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["pollParticipantStatusEvents"];
         put?: never;
@@ -1129,7 +1425,7 @@ export interface paths {
          * Poll study status events
          * @description Every change of a study's status (its creation as DRAFT, launch, pause, close), in the whole workspace or one study. Oldest first, in commit order. Keep `pageInfo.endCursor` and poll again with it as `startCursor`: every event arrives exactly once, also while events are being written. An event appears once every transaction that began before it has ended, on the whole database server (including transactions of other workspaces and other applications), so a slow write delays events, never loses them. An empty page still carries an endCursor: the position to poll from next time. `hasNextPage` says whether more events are ready now; when false, poll again later.
          *
-         *     Requires the right `events:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `events:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["pollStudyStatusEvents"];
         put?: never;
@@ -1159,7 +1455,7 @@ export interface paths {
          *
          *     Money: amountCents is in the currency's minor unit (currency: given, else the budget's, else USD). With a budget the amount is taken from it in the transaction that records the incentive (never overspent). Above the workspace's approval threshold for the currency a provider-backed incentive waits for a second person (approval.state PENDING, not ordered). Guide: docs/api/incentives.md. `recipientEmail` is the recipient's current email: null once the person is deleted, masked ("***@***") for tokens without the personal-data right.
          *
-         *     Requires the right `incentives:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER).
+         *     Requires the right `incentives:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER; CUSTOM users whose custom role holds it).
          */
         post: operations["sendIncentive"];
         delete?: never;
@@ -1179,7 +1475,7 @@ export interface paths {
          * Get an incentive
          * @description An incentive of the workspace. `recipientEmail` is the recipient's current email: null once the person is deleted, masked ("***@***") for tokens without the personal-data right.
          *
-         *     Reference operation E13. Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Reference operation E13. Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getIncentive"];
         put?: never;
@@ -1203,7 +1499,7 @@ export interface paths {
          * Resend an incentive
          * @description Asks the provider to send the claim email of an already-sent incentive again. Only provider-backed incentives that are not canceled and not expired, with an order at the provider (not still being ordered or canceled, not refused). Status does not change. The reference allows this only while the incentive's study is in DRAFT: otherwise 409 "Study is not in draft status" (path ["studyId"]).
          *
-         *     Reference operation E16. Requires the right `incentives:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER).
+         *     Reference operation E16. Requires the right `incentives:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER; CUSTOM users whose custom role holds it).
          */
         post: operations["resendIncentive"];
         delete?: never;
@@ -1225,7 +1521,7 @@ export interface paths {
          * Cancel an incentive
          * @description Cancels an already-sent incentive: a provider-backed one (UNCLAIMED) is voided at the provider and becomes CANCELED when the provider confirms; a CUSTOM or RECRUITMENT_FEE one (SENT) is marked CANCELED. If the provider does not answer in time the answer is 502 and the service keeps asking it in the background; the incentive becomes CANCELED once it confirms. The reference allows this only while the incentive's study is in DRAFT: otherwise 409 "Study is not in draft status" (path ["studyId"]).
          *
-         *     Reference operation E17. Requires the right `incentives:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER).
+         *     Reference operation E17. Requires the right `incentives:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER; CUSTOM users whose custom role holds it).
          */
         post: operations["cancelIncentive"];
         delete?: never;
@@ -1245,7 +1541,7 @@ export interface paths {
          * List incentives waiting for approval
          * @description Incentives whose approval.state is PENDING, oldest first, keyset-paged. `recipientEmail` is the recipient's current email: null once the person is deleted, masked ("***@***") for tokens without the personal-data right.
          *
-         *     Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listPendingIncentiveApprovals"];
         put?: never;
@@ -1269,7 +1565,7 @@ export interface paths {
          * Approve an incentive
          * @description Approves an incentive waiting for approval and orders it at the provider (as a send does: a refusal reads ERROR, an unknown outcome is retried in the background, paid once). Only users with the incentives:approve right (SUPER_ADMIN, OPS_MANAGER) and never the incentive's sender. Guide: docs/api/incentives.md#approvals.
          *
-         *     Requires the right `incentives:approve` (roles: SUPER_ADMIN, OPS_MANAGER).
+         *     Requires the right `incentives:approve` (roles: SUPER_ADMIN, OPS_MANAGER; CUSTOM users whose custom role holds it).
          */
         post: operations["approveIncentive"];
         delete?: never;
@@ -1291,7 +1587,7 @@ export interface paths {
          * Refuse an incentive
          * @description Refuses an incentive waiting for approval: it is never ordered, reads CANCELED with approval.state REFUSED, and gives its budget its amount back. Only users with the incentives:approve right (SUPER_ADMIN, OPS_MANAGER) and never the incentive's sender. Guide: docs/api/incentives.md#approvals.
          *
-         *     Requires the right `incentives:approve` (roles: SUPER_ADMIN, OPS_MANAGER).
+         *     Requires the right `incentives:approve` (roles: SUPER_ADMIN, OPS_MANAGER; CUSTOM users whose custom role holds it).
          */
         post: operations["refuseIncentive"];
         delete?: never;
@@ -1311,7 +1607,7 @@ export interface paths {
          * An incentive's ledger
          * @description Every money event of the incentive, oldest first, with who or what did it. Guide: docs/api/incentives.md#the-ledger.
          *
-         *     Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getIncentiveLedger"];
         put?: never;
@@ -1333,7 +1629,7 @@ export interface paths {
          * The workspace's money ledger
          * @description Every order, approval, refusal, resend, cancellation, expiry and provider report, in the order written, keyset-paged, within [since, until). Append-only, and kept after a person is deleted (without their values). Guide: docs/api/incentives.md#the-ledger.
          *
-         *     Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listIncentiveLedger"];
         put?: never;
@@ -1355,7 +1651,7 @@ export interface paths {
          * List incentive budgets
          * @description In the order they were made, keyset-paged; archived ones with includeArchived=true. Guide: docs/api/incentives.md#budgets.
          *
-         *     Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listIncentiveBudgets"];
         put?: never;
@@ -1363,7 +1659,7 @@ export interface paths {
          * Create an incentive budget
          * @description A budget in one currency: incentives that name it (budgetId) take their amount from it as they are recorded, never past its limit. Only who may approve incentives makes and changes budgets (the incentives:approve right: SUPER_ADMIN, OPS_MANAGER), so a sender cannot raise the limit they spend against. Guide: docs/api/incentives.md#budgets.
          *
-         *     Requires the right `incentives:approve` (roles: SUPER_ADMIN, OPS_MANAGER).
+         *     Requires the right `incentives:approve` (roles: SUPER_ADMIN, OPS_MANAGER; CUSTOM users whose custom role holds it).
          */
         post: operations["createIncentiveBudget"];
         delete?: never;
@@ -1383,7 +1679,7 @@ export interface paths {
          * Get an incentive budget
          * @description With what is spent and what remains, as of now. Guide: docs/api/incentives.md#budgets.
          *
-         *     Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getIncentiveBudget"];
         put?: never;
@@ -1395,7 +1691,7 @@ export interface paths {
          * Rename an incentive budget or change its limit
          * @description The currency never changes. A limit below what is spent is a 409. Only who may approve incentives makes and changes budgets (the incentives:approve right: SUPER_ADMIN, OPS_MANAGER), so a sender cannot raise the limit they spend against. Guide: docs/api/incentives.md#budgets.
          *
-         *     Requires the right `incentives:approve` (roles: SUPER_ADMIN, OPS_MANAGER).
+         *     Requires the right `incentives:approve` (roles: SUPER_ADMIN, OPS_MANAGER; CUSTOM users whose custom role holds it).
          */
         patch: operations["updateIncentiveBudget"];
         trace?: never;
@@ -1413,7 +1709,7 @@ export interface paths {
          * Archive an incentive budget
          * @description No new incentive is paid from it (409 naming ["budgetId"]); those sent before stay, and still give their amount back if they end unpaid. Archiving again changes nothing. Only who may approve incentives makes and changes budgets (the incentives:approve right: SUPER_ADMIN, OPS_MANAGER), so a sender cannot raise the limit they spend against. Guide: docs/api/incentives.md#budgets.
          *
-         *     Requires the right `incentives:approve` (roles: SUPER_ADMIN, OPS_MANAGER).
+         *     Requires the right `incentives:approve` (roles: SUPER_ADMIN, OPS_MANAGER; CUSTOM users whose custom role holds it).
          */
         post: operations["archiveIncentiveBudget"];
         delete?: never;
@@ -1433,14 +1729,14 @@ export interface paths {
          * Read the approval thresholds
          * @description Per currency, the amount above which a provider-backed incentive waits for approval. Guide: docs/api/incentives.md#approvals.
          *
-         *     Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getIncentiveApprovalSettings"];
         /**
          * Set the approval thresholds
          * @description Replaces every threshold. Only who may approve may set them (the incentives:approve right: SUPER_ADMIN, OPS_MANAGER), so a sender cannot lift the threshold on their own payments. They apply to incentives sent from then on. Guide: docs/api/incentives.md#approvals.
          *
-         *     Requires the right `incentives:approve` (roles: SUPER_ADMIN, OPS_MANAGER).
+         *     Requires the right `incentives:approve` (roles: SUPER_ADMIN, OPS_MANAGER; CUSTOM users whose custom role holds it).
          */
         put: operations["putIncentiveApprovalSettings"];
         post?: never;
@@ -1469,7 +1765,7 @@ export interface paths {
          *
          *     Filtering or sorting on personal data (INCENTIVE.EMAIL, PERSON.EMAIL, names, phones, properties flagged isPII or isPHI) needs the personal-data right (403 otherwise). Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
          *
-         *     Reference operation E7. Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Reference operation E7. Requires the right `incentives:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         post: operations["searchIncentives"];
         delete?: never;
@@ -1523,7 +1819,7 @@ export interface paths {
          * List webhook endpoints
          * @description In the order they were made, keyset-paged. Secrets are never shown again.
          *
-         *     Requires the right `webhooks:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         *     Requires the right `webhooks:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         get: operations["listWebhookEndpoints"];
         put?: never;
@@ -1531,7 +1827,7 @@ export interface paths {
          * Create a webhook endpoint
          * @description Registers an https URL to push the workspace's events to. The answer holds the signing secret, shown this once. The URL is refused (400 on `url`) when it is not https, carries credentials, or its host is or resolves to a loopback, private, link-local or cloud-metadata address; the same check runs again on every delivery, on the address connected to.
          *
-         *     Requires the right `webhooks:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
+         *     Requires the right `webhooks:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -1549,7 +1845,7 @@ export interface paths {
         };
         /**
          * Read a webhook endpoint
-         * @description Requires the right `webhooks:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         * @description Requires the right `webhooks:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         get: operations["getWebhookEndpoint"];
         put?: never;
@@ -1558,7 +1854,7 @@ export interface paths {
          * Delete a webhook endpoint
          * @description Its pending deliveries and its attempts go with it; the messages stay (other endpoints, replays).
          *
-         *     Requires the right `webhooks:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
+         *     Requires the right `webhooks:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
@@ -1567,7 +1863,7 @@ export interface paths {
          * Update a webhook endpoint
          * @description Changes the URL (checked as on create), the description, the event types, or whether it is enabled. Enabling clears `disabledReason` and resumes pending deliveries.
          *
-         *     Requires the right `webhooks:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
+         *     Requires the right `webhooks:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
@@ -1585,7 +1881,7 @@ export interface paths {
          * Rotate an endpoint's signing secret
          * @description Answers a new secret, shown this once. For 24 hours each delivery carries two signatures, by the new secret and the previous one, so a receiver can switch at its own pace.
          *
-         *     Requires the right `webhooks:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
+         *     Requires the right `webhooks:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -1607,7 +1903,7 @@ export interface paths {
          * Send a test event
          * @description Sends a signed `webhook.test` event to the endpoint now, once (enabled or not), and answers the attempt: status, time, and the first 1 KB of the answer.
          *
-         *     Requires the right `webhooks:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
+         *     Requires the right `webhooks:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["testWebhookEndpoint"];
         delete?: never;
@@ -1627,7 +1923,7 @@ export interface paths {
          * List an endpoint's delivery attempts
          * @description Every attempt, newest first: status, duration, the first 1 KB of the answer and the error. `messageId` narrows to one message.
          *
-         *     Requires the right `webhooks:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         *     Requires the right `webhooks:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         get: operations["listWebhookAttempts"];
         put?: never;
@@ -1651,7 +1947,7 @@ export interface paths {
          * Re-send a message to an endpoint
          * @description Queues the message for the endpoint again, due now, with a fresh retry schedule; whether or not it was delivered before, and whether or not the endpoint subscribes to its type.
          *
-         *     Requires the right `webhooks:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
+         *     Requires the right `webhooks:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["resendWebhookMessage"];
         delete?: never;
@@ -1673,7 +1969,7 @@ export interface paths {
          * Replay messages to an endpoint
          * @description Queues every message since a time (within the 30 days messages are kept), of the endpoint's event types or those given, for delivery to the endpoint: those it missed while disabled or down, or all of them again. Each is delivered at least once more; receivers deduplicate on `webhook-id`.
          *
-         *     Requires the right `webhooks:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER).
+         *     Requires the right `webhooks:write` (roles: SUPER_ADMIN, OPS_MANAGER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["replayWebhookMessages"];
         delete?: never;
@@ -1693,7 +1989,7 @@ export interface paths {
          * List webhook messages
          * @description The workspace's events as delivered, oldest first, kept 30 days; by type and from a time.
          *
-         *     Requires the right `webhooks:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         *     Requires the right `webhooks:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         get: operations["listWebhookMessages"];
         put?: never;
@@ -1713,7 +2009,7 @@ export interface paths {
         };
         /**
          * Read a webhook message
-         * @description Requires the right `webhooks:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         * @description Requires the right `webhooks:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         get: operations["getWebhookMessage"];
         put?: never;
@@ -1735,7 +2031,7 @@ export interface paths {
          * List webhook event types
          * @description Every event type an endpoint can subscribe to, with the JSON Schema of its payload's `data` (also in this document's `webhooks` section).
          *
-         *     Requires the right `webhooks:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         *     Requires the right `webhooks:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         get: operations["listWebhookEventTypes"];
         put?: never;
@@ -1757,7 +2053,7 @@ export interface paths {
          * List message templates
          * @description Templates of the workspace in the order they were made, keyset-paged: pass `pageInfo.endCursor` as `startCursor`.
          *
-         *     Requires the right `messages:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `messages:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listMessageTemplates"];
         put?: never;
@@ -1782,7 +2078,7 @@ export interface paths {
          *
          *     In a preview the `links.*` variables are placeholders under `https://placeholder.invalid/preview/…` (a reserved domain that resolves nowhere), listed in the answer's `placeholders`: the real links, signed per person, are made when a message is sent.
          *
-         *     Requires the right `messages:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         *     Requires the right `messages:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["createMessageTemplate"];
         delete?: never;
@@ -1800,14 +2096,14 @@ export interface paths {
         };
         /**
          * Read a message template
-         * @description Requires the right `messages:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         * @description Requires the right `messages:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getMessageTemplate"];
         put?: never;
         post?: never;
         /**
          * Delete a message template
-         * @description Requires the right `messages:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         * @description Requires the right `messages:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         delete: operations["deleteMessageTemplate"];
         options?: never;
@@ -1816,7 +2112,7 @@ export interface paths {
          * Update a message template
          * @description Only the fields given change, each template field checked as on create; `htmlBody: null` removes the HTML body.
          *
-         *     Requires the right `messages:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         *     Requires the right `messages:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         patch: operations["updateMessageTemplate"];
         trace?: never;
@@ -1834,7 +2130,7 @@ export interface paths {
          * Preview a message template for one person
          * @description Renders the subject, text body and HTML body for a person of the workspace and, when given, a study: what a message would say, but sends nothing. The links are placeholders (listed in `placeholders`): real ones, signed per person, are made when a message is sent. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
          *
-         *     Requires the right `messages:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `messages:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         post: operations["previewMessageTemplate"];
         delete?: never;
@@ -1860,7 +2156,7 @@ export interface paths {
          *
          *     `links.screener`, `links.consent` and `links.scheduling` become the participant's own link to the page, made as the message goes (one per message and purpose). Refused (400, path ["templateId"]): a template that uses `links.screener` for a study with no screener question, `links.consent` for a study whose plan names no consent form, or `links.scheduling` for a study with no host (PUT /studies/{studyId}/schedule). A delivered message counts as a contact of the person (LAST_CONTACT_DATE, TOTAL_NUMBER_OF_CONTACT*).
          *
-         *     Requires the right `messages:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         *     Requires the right `messages:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["sendMessages"];
         delete?: never;
@@ -1880,7 +2176,7 @@ export interface paths {
          * List messages
          * @description Messages of the workspace in the order they were requested, keyset-paged (pass `pageInfo.endCursor` as `startCursor`), optionally of one study, one person or one status. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***".
          *
-         *     Requires the right `messages:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `messages:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listMessages"];
         put?: never;
@@ -1902,7 +2198,7 @@ export interface paths {
          * Read a message
          * @description The message with what was sent (subject and bodies as rendered, once sent) and its history. Personal data (emails, phones, names) is masked for tokens without the personal-data right: text becomes "***", emails "***@***". The rendered subject and bodies are masked whole ("***") without the personal-data right.
          *
-         *     Requires the right `messages:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `messages:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getMessage"];
         put?: never;
@@ -1948,7 +2244,7 @@ export interface paths {
          * List consent submissions
          * @description The workspace's consents in the order they were recorded, keyset-paged (pass `pageInfo.endCursor` as `startCursor`, with the same filters): all of them, or one person's, one study's or one signup form's (filters combine). Consents of deleted people are left out.
          *
-         *     Requires the right `consent:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `consent:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listConsentSubmissions"];
         put?: never;
@@ -1956,7 +2252,7 @@ export interface paths {
          * Record a person's consent
          * @description Records that a live person of the workspace consented: to a study's consent form (`studyId`) or on a signup form (`signupFormId`), exactly one of them. Which wording they agreed to is kept as `consentFormId`, `formVersion` and the SHA-256 of the text shown (give `text`, which is hashed and not kept, or its `textSha256`). For a study, `consentFormId` defaults to the study plan's, and when the person is a participant of the study their participant's `consentFormSubmittedAt` is set (the earliest consent recorded wins), so PARTICIPANT.CONSENT_FORM_SUBMITTED and PERSON.CONSENT_SUBMISSIONS / CONSENT_FORM_WAS_SUBMITTED find it at once. A `consent.submitted` webhook event is recorded in the same transaction. Consents are kept until the person is deleted and purged.
          *
-         *     Requires the right `consent:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER).
+         *     Requires the right `consent:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER; CUSTOM users whose custom role holds it).
          */
         post: operations["recordConsentSubmission"];
         delete?: never;
@@ -1974,7 +2270,7 @@ export interface paths {
         };
         /**
          * Read a consent submission
-         * @description Requires the right `consent:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         * @description Requires the right `consent:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getConsentSubmission"];
         put?: never;
@@ -1998,7 +2294,7 @@ export interface paths {
          * Make a participant's link to their pages
          * @description Makes a new link that opens one of the participant's pages (`purpose`), for the team to hand over by their own means; messages whose template uses `links.screener`, `links.consent` or `links.scheduling` make their own. Each call makes another link; earlier ones stay valid until they expire. The `url` is in this answer only: the service keeps the SHA-256 of its token. A link is bound to this participant and this purpose: it shows that person's page and nothing else. It expires as `expiresAt` says, and a screener or consent page also says so once the study is closed or paused. The origin of `url` is PUBLIC_URL, or the one this request came to when PUBLIC_URL is not set.
          *
-         *     Requires the right `participants:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         *     Requires the right `participants:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR; CUSTOM users whose custom role holds it).
          */
         post: operations["createParticipantLink"];
         delete?: never;
@@ -2018,7 +2314,7 @@ export interface paths {
          * List consent forms
          * @description The workspace's consent forms in the order they were made, each with its current version's summary, keyset-paged: pass `pageInfo.endCursor` as `startCursor`.
          *
-         *     Requires the right `consent-forms:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `consent-forms:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listConsentForms"];
         put?: never;
@@ -2026,7 +2322,7 @@ export interface paths {
          * Create a consent form
          * @description Creates a consent form with its first version (version 1): a title, a Markdown body, the statements a person must tick and the choices they may, and the language. The answer carries the body rendered to safe HTML (`bodyHtml`) and the content's hash. A study plan's (or signup form's) `consentFormId` stays free text, as before: when it is the id of a consent form of the workspace (`cfm_…`), the participant's consent page serves that form's current version; any other value names a form kept elsewhere (paper, another tool) and is recorded as it is.
          *
-         *     Requires the right `consent-forms:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         *     Requires the right `consent-forms:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR; CUSTOM users whose custom role holds it).
          */
         post: operations["createConsentForm"];
         delete?: never;
@@ -2046,7 +2342,7 @@ export interface paths {
          * Read a consent form
          * @description The form with its current version whole (text and `bodyHtml`) and the summary of every version, newest first.
          *
-         *     Requires the right `consent-forms:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `consent-forms:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getConsentForm"];
         put?: never;
@@ -2072,7 +2368,7 @@ export interface paths {
          *
          *     Lower-case hex SHA-256 of the version's canonical content: the UTF-8 bytes of the JSON text `{"body":…,"language":…,"optionalChoices":[{"id":…,"text":…},…],"requiredStatements":[{"id":…,"text":…},…],"title":…}` — exactly these keys, in this (alphabetical) order at every level, no whitespace, strings escaped as JSON.stringify does, statements and choices in the order given, text as written (no Unicode normalisation): the RFC 8785 canonical form of those five fields. The consent pages record it as the consent submission's `textSha256`, so a consent names the exact wording agreed to.
          *
-         *     Requires the right `consent-forms:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         *     Requires the right `consent-forms:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR; CUSTOM users whose custom role holds it).
          */
         post: operations["publishConsentFormVersion"];
         delete?: never;
@@ -2092,7 +2388,7 @@ export interface paths {
          * Read a version of a consent form
          * @description One version whole, current or not: its text, `bodyHtml` and hash.
          *
-         *     Requires the right `consent-forms:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `consent-forms:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getConsentFormVersion"];
         put?: never;
@@ -2114,7 +2410,7 @@ export interface paths {
          * Read a participant's screener answers
          * @description The participant's answers to the study's screener, each with the question as it was asked (its text, type and choices at that version), the outcome and the rule that decided it (for the team: the person is never shown it), when the page was served and the answers sent, and whether the hidden field robots fill was filled. Answers to questions mapped to a property flagged isPII or isPHI (or to one since deleted), and to EMAIL and PHONE_NUMBER questions, are masked for a token without the personal-data right ("***", "***@***"). A token made with `--no-screeners` sees no screener, so neither its questions nor their answers: 403 naming `scope="screeners"`.
          *
-         *     Requires the right `participants:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `participants:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getScreenerResponse"];
         put?: never;
@@ -2136,7 +2432,7 @@ export interface paths {
          * List a study's screener responses
          * @description The study's screener responses with their answers, in participant id order, keyset-paged (pass `pageInfo.endCursor` as `startCursor`, with the same `outcome`), all of them or those with one `outcome`. Deleted people's responses are erased with them. Answers to questions mapped to a property flagged isPII or isPHI (or to one since deleted), and to EMAIL and PHONE_NUMBER questions, are masked for a token without the personal-data right ("***", "***@***"). A token made with `--no-screeners` sees no screener, so neither its questions nor their answers: 403 naming `scope="screeners"`.
          *
-         *     Requires the right `participants:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `participants:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listScreenerResponses"];
         put?: never;
@@ -2158,7 +2454,7 @@ export interface paths {
          * Export a study's screener responses as CSV
          * @description The responses (all, or those with one `outcome`) as a CSV download (RFC 4180, UTF-8, comma separated, CRLF), streamed: one row per response in participant id order. Columns: participantId, personId, submittedAt, startedAt, secondsToComplete, outcome, decidedBy (JSON), suspectedBot, revision, then one per question by its key: the current revision's in order, then older questions no longer asked; each headed by its latest text (with its key in brackets when two share a text). A choice is written as its label at the version answered (several joined by "; "); a question not shown or not asked in that revision is an empty cell. A cell a spreadsheet would read as a formula (starting with =, +, -, @, a tab or a carriage return) is prefixed with a single quote. Rows are read in batches, so a response recorded during the download may or may not be in it. Answers to questions mapped to a property flagged isPII or isPHI (or to one since deleted), and to EMAIL and PHONE_NUMBER questions, are masked for a token without the personal-data right ("***", "***@***"). A token made with `--no-screeners` sees no screener, so neither its questions nor their answers: 403 naming `scope="screeners"`.
          *
-         *     Requires the right `participants:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `participants:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["exportScreenerResponses"];
         put?: never;
@@ -2180,7 +2476,7 @@ export interface paths {
          * A study's screener funnel
          * @description How many of the study's participants reached each stage of the screener: sent, opened, started, submitted, and the outcomes (qualified, disqualified, needs review, over quota), with the participants placed in each quota group. Counts only, so any token with participants:read may read it. The definitions are in the fields' descriptions.
          *
-         *     Requires the right `participants:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `participants:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getScreenerFunnel"];
         put?: never;
@@ -2202,7 +2498,7 @@ export interface paths {
          * List branding configs
          * @description The workspace's branding configs in the order they were made, keyset-paged: pass `pageInfo.endCursor` as `startCursor`.
          *
-         *     Requires the right `branding:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `branding:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listBrandingConfigs"];
         put?: never;
@@ -2210,7 +2506,7 @@ export interface paths {
          * Create a branding config
          * @description Creates a look for the participant pages: the name they show instead of the workspace's, an accent colour checked for contrast, and a logo sent as base64 inside the JSON. A study wears it when its `studyPlan.brandingConfigId` names it. A study plan's `brandingConfigId` stays free text, as in the reference API: when it is the id of a branding config of the workspace (`brc_…`), the study's participant pages wear that config; any other value (an id from another system, a config deleted since, another workspace's id) is kept as written, and the pages fall back to the workspace's defaults: its name, the pages' own blue accent, no logo.
          *
-         *     Requires the right `branding:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         *     Requires the right `branding:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR; CUSTOM users whose custom role holds it).
          */
         post: operations["createBrandingConfig"];
         delete?: never;
@@ -2230,7 +2526,7 @@ export interface paths {
          * Read a branding config
          * @description The config, its logo described (type, size, dimensions, hash) with the path the pages serve it at; the logo's bytes are not in the answer.
          *
-         *     Requires the right `branding:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `branding:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["getBrandingConfig"];
         put?: never;
@@ -2239,7 +2535,7 @@ export interface paths {
          * Delete a branding config
          * @description Studies that name it keep their `brandingConfigId` as written (it is free text) and their pages fall back to the workspace's defaults; its logo's path then answers 404 unless another config holds the same image.
          *
-         *     Requires the right `branding:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         *     Requires the right `branding:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR; CUSTOM users whose custom role holds it).
          */
         delete: operations["deleteBrandingConfig"];
         options?: never;
@@ -2248,7 +2544,7 @@ export interface paths {
          * Update a branding config
          * @description Only the fields given change; null removes an accent colour, the logo or its text. A new logo gets a new path (the path is its hash), so pages already in a browser keep the old one until reloaded. The studies that name the config wear the change at their next page.
          *
-         *     Requires the right `branding:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         *     Requires the right `branding:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR; CUSTOM users whose custom role holds it).
          */
         patch: operations["updateBrandingConfig"];
         trace?: never;
@@ -2264,7 +2560,7 @@ export interface paths {
          * List your calendar feeds
          * @description The calling token's user's unrevoked feeds, oldest first, without their URLs (which only their creation answers).
          *
-         *     Requires the right `studies:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `studies:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         get: operations["listCalendarFeeds"];
         put?: never;
@@ -2272,7 +2568,7 @@ export interface paths {
          * Make a calendar feed of the sessions you host
          * @description Makes a subscribable calendar (iCalendar, METHOD:PUBLISH) of the calling token's user's hosted sessions and answers its `url`, once: the service keeps only the SHA-256 of its token. A user holds at most 10 unrevoked feeds (409). The calendar holds the user's hosted sessions that have at least one live booking, in every study of the workspace, from 30 days ago on: each with the study's name and the places booked, never a participant (no name, address or id: the URL opens it without signing in). Guide: docs/api/scheduling.md#calendar. The origin of `url` is PUBLIC_URL, or the one this request came to when PUBLIC_URL is not set.
          *
-         *     Requires the right `studies:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR).
+         *     Requires the right `studies:write` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR; CUSTOM users whose custom role holds it).
          */
         post: operations["createCalendarFeed"];
         delete?: never;
@@ -2295,7 +2591,7 @@ export interface paths {
          * Revoke a calendar feed
          * @description Its URL answers 404 from now on, as an unknown one does. Only the feed's own user revokes it (anyone who can see it may stop it).
          *
-         *     Requires the right `studies:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, CUSTOM, OBSERVER).
+         *     Requires the right `studies:read` (roles: SUPER_ADMIN, OPS_MANAGER, RESEARCHER, DEVELOPER, COLLABORATOR, OBSERVER; CUSTOM users whose custom role holds it).
          */
         delete: operations["revokeCalendarFeed"];
         options?: never;
@@ -2796,6 +3092,106 @@ export interface components {
             role: "DEVELOPER" | "OBSERVER" | "RESEARCHER" | "OPS_MANAGER" | "SUPER_ADMIN" | "CUSTOM" | "COLLABORATOR";
             /** @description The user's teams, by name (case-insensitive). */
             teams: components["schemas"]["Team"][];
+        };
+        /**
+         * WorkspaceUser
+         * @example {
+         *       "userId": "usr_01JD0000000000000000000000",
+         *       "workspaceId": "wsp_01JD0000000000000000000000",
+         *       "workspaceSlug": "acme-research",
+         *       "fullname": "Ada Lovelace",
+         *       "email": "ada@example.org",
+         *       "jobRole": "Research ops",
+         *       "profilePic": "",
+         *       "status": "ACTIVE",
+         *       "seat": "RESEARCHER_PAID",
+         *       "role": "SUPER_ADMIN",
+         *       "teams": [
+         *         {
+         *           "teamId": "tem_01JD0000000000000000000000",
+         *           "name": "Discovery"
+         *         }
+         *       ],
+         *       "customRoleId": null
+         *     }
+         */
+        WorkspaceUser: {
+            userId: string;
+            workspaceId: string;
+            workspaceSlug: string;
+            fullname: string;
+            /** Format: email */
+            email: string;
+            jobRole: string;
+            /** @description URL of the profile picture, or empty. */
+            profilePic: string;
+            status: "INVITED" | "ACTIVE" | "DEACTIVATED";
+            seat: "SERVICE" | "RESEARCHER_FREE" | "RESEARCHER_PAID" | "LITE" | null;
+            role: "DEVELOPER" | "OBSERVER" | "RESEARCHER" | "OPS_MANAGER" | "SUPER_ADMIN" | "CUSTOM" | "COLLABORATOR";
+            /** @description The user's teams, by name (case-insensitive). */
+            teams: components["schemas"]["Team"][];
+            /** @description The custom role of a CUSTOM user (its rights are theirs); null for every other role. */
+            customRoleId: string | null;
+        };
+        /**
+         * CustomRole
+         * @example {
+         *       "customRoleId": "crl_01JD0000000000000000000000",
+         *       "name": "Recruiter",
+         *       "rights": [
+         *         "studies:read",
+         *         "people:read",
+         *         "participants:read",
+         *         "participants:write"
+         *       ],
+         *       "createdAt": "2026-11-22T10:00:00.000Z",
+         *       "updatedAt": "2026-11-22T10:00:00.000Z"
+         *     }
+         */
+        CustomRole: {
+            customRoleId: string;
+            /** @description Unique in the workspace, case-insensitively. */
+            name: string;
+            /** @description The rights its users hold, in the order of the rights table. */
+            rights: string[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /**
+         * ApiKey
+         * @example {
+         *       "keyId": "tok_01JD0000000000000000000000",
+         *       "userId": "usr_01JD0000000000000000000000",
+         *       "name": "Nightly export",
+         *       "rights": [
+         *         "people:read",
+         *         "participants:read"
+         *       ],
+         *       "canReadPersonalData": false,
+         *       "canReadScreeners": false,
+         *       "createdAt": "2026-11-22T10:00:00.000Z",
+         *       "expiresAt": "2027-02-20T10:00:00.000Z",
+         *       "lastUsedAt": "2026-11-23T02:00:00.000Z",
+         *       "revokedAt": null
+         *     }
+         */
+        ApiKey: {
+            keyId: string;
+            userId: string;
+            /** @description Empty for a token made with the CLI. */
+            name: string;
+            /** @description The rights the key is limited to (its user's, at most); null: all of its user's rights, whatever they are at the time. */
+            rights: string[] | null;
+            canReadPersonalData: boolean;
+            canReadScreeners: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            expiresAt: string | null;
+            /** @description When it last authenticated a request, to the minute (written at most once a minute). */
+            lastUsedAt: string | null;
+            revokedAt: string | null;
         };
         /** StudyPlan */
         StudyPlan: {
@@ -5299,6 +5695,3155 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    createTeam: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes this request safe to retry: a retry with the same key and the same request gets the first response again (header `Idempotent-Replayed: true`) and does nothing twice. 1 to 255 printable ASCII characters (a UUID is a good key), scoped to the token's workspace and kept at least 24 hours. The same key with a different request is a 400, and while the first request is still running a 409 (both naming `["Idempotency-Key"]`). Responses of status 500 and above are not kept, so a retry after one runs again.
+                 * @example 5f0c8e0e-3b9a-4f1e-9a57-0d7e4c1b2a60
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Discovery"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Unique in the workspace, case-insensitively. */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Team"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. Or: the Idempotency-Key was already used with a different request, or is not 1–255 printable ASCII characters (path ["Idempotency-Key"]). */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description A team of that name (case-insensitively) exists. Or: a request with the same Idempotency-Key is still in progress (path ["Idempotency-Key"]); retry later. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    listUsers: {
+        parameters: {
+            query?: {
+                /** @description The endCursor of the previous page. */
+                startCursor?: string;
+                /** @description Items per page, 1–100. */
+                size?: number;
+                /** @description Only users of this status. */
+                status?: "INVITED" | "ACTIVE" | "DEACTIVATED";
+                /** @description Only users of this role. */
+                role?: "DEVELOPER" | "OBSERVER" | "RESEARCHER" | "OPS_MANAGER" | "SUPER_ADMIN" | "CUSTOM" | "COLLABORATOR";
+                /** @description Only members of this team. */
+                teamId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: components["schemas"]["WorkspaceUser"][];
+                        /** @description Every item that matches, not only this page. */
+                        total: number;
+                        pageInfo: components["schemas"]["PageInfo"];
+                    };
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    getUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceUser"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description User not found (also another workspace's). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    updateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "role": "RESEARCHER",
+                 *       "seat": "RESEARCHER_PAID"
+                 *     }
+                 */
+                "application/json": {
+                    role?: "DEVELOPER" | "OBSERVER" | "RESEARCHER" | "OPS_MANAGER" | "SUPER_ADMIN" | "CUSTOM" | "COLLABORATOR";
+                    /** @description Required with role CUSTOM (unless the user holds one already); refused with any other role. */
+                    customRoleId?: string | null;
+                    seat?: ("SERVICE" | "RESEARCHER_FREE" | "RESEARCHER_PAID" | "LITE") | null;
+                    fullname?: string;
+                    jobRole?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceUser"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description User (or the custom role named) not found. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The workspace's last active SUPER_ADMIN. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    deactivateUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes this request safe to retry: a retry with the same key and the same request gets the first response again (header `Idempotent-Replayed: true`) and does nothing twice. 1 to 255 printable ASCII characters (a UUID is a good key), scoped to the token's workspace and kept at least 24 hours. The same key with a different request is a 400, and while the first request is still running a 409 (both naming `["Idempotency-Key"]`). Responses of status 500 and above are not kept, so a retry after one runs again.
+                 * @example 5f0c8e0e-3b9a-4f1e-9a57-0d7e4c1b2a60
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceUser"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. Or: the Idempotency-Key was already used with a different request, or is not 1–255 printable ASCII characters (path ["Idempotency-Key"]). Or: this operation takes no body: a request with one that has fields (or is not a JSON object) is refused. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description User not found (also another workspace's). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The workspace's last active SUPER_ADMIN. Or: a request with the same Idempotency-Key is still in progress (path ["Idempotency-Key"]); retry later. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request carries a body that is not application/json (this operation takes none; send no body). */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    reactivateUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes this request safe to retry: a retry with the same key and the same request gets the first response again (header `Idempotent-Replayed: true`) and does nothing twice. 1 to 255 printable ASCII characters (a UUID is a good key), scoped to the token's workspace and kept at least 24 hours. The same key with a different request is a 400, and while the first request is still running a 409 (both naming `["Idempotency-Key"]`). Responses of status 500 and above are not kept, so a retry after one runs again.
+                 * @example 5f0c8e0e-3b9a-4f1e-9a57-0d7e4c1b2a60
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceUser"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. Or: the Idempotency-Key was already used with a different request, or is not 1–255 printable ASCII characters (path ["Idempotency-Key"]). Or: this operation takes no body: a request with one that has fields (or is not a JSON object) is refused. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description User not found (also another workspace's). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not DEACTIVATED. Or: a request with the same Idempotency-Key is still in progress (path ["Idempotency-Key"]); retry later. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request carries a body that is not application/json (this operation takes none; send no body). */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    deleteTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "teamId": "tem_01JD0000000000000000000000"
+                     *     }
+                     */
+                    "application/json": {
+                        teamId: string;
+                    };
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. Or: this operation takes no body: a request with one that has fields (or is not a JSON object) is refused. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Team not found (also another workspace's). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request carries a body that is not application/json (this operation takes none; send no body). */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    renameTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Discovery"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Unique in the workspace, case-insensitively. */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Team"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Team not found (also another workspace's). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Another team of that name (case-insensitively) exists. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    addTeamMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                teamId: string;
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "teamId": "tem_01JD0000000000000000000000",
+                     *       "userId": "usr_01JD0000000000000000000000"
+                     *     }
+                     */
+                    "application/json": {
+                        teamId: string;
+                        userId: string;
+                    };
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. Or: this operation takes no body: a request with one that has fields (or is not a JSON object) is refused. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Team or user not found. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request carries a body that is not application/json (this operation takes none; send no body). */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    removeTeamMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                teamId: string;
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "teamId": "tem_01JD0000000000000000000000",
+                     *       "userId": "usr_01JD0000000000000000000000"
+                     *     }
+                     */
+                    "application/json": {
+                        teamId: string;
+                        userId: string;
+                    };
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. Or: this operation takes no body: a request with one that has fields (or is not a JSON object) is refused. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Team not found, or the user is not a member of it. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request carries a body that is not application/json (this operation takes none; send no body). */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    listCustomRoles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Every custom role of the workspace, by name (case-insensitive). */
+                        results: components["schemas"]["CustomRole"][];
+                    };
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    createCustomRole: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes this request safe to retry: a retry with the same key and the same request gets the first response again (header `Idempotent-Replayed: true`) and does nothing twice. 1 to 255 printable ASCII characters (a UUID is a good key), scoped to the token's workspace and kept at least 24 hours. The same key with a different request is a 400, and while the first request is still running a 409 (both naming `["Idempotency-Key"]`). Responses of status 500 and above are not kept, so a retry after one runs again.
+                 * @example 5f0c8e0e-3b9a-4f1e-9a57-0d7e4c1b2a60
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Recruiter",
+                 *       "rights": [
+                 *         "studies:read",
+                 *         "people:read",
+                 *         "participants:read",
+                 *         "participants:write"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Unique in the workspace, case-insensitively. */
+                    name: string;
+                    rights: ("studies:read" | "studies:write" | "screeners:write" | "templates:write" | "users:read" | "api-keys:write" | "people:read" | "people:write" | "people:delete" | "properties:read" | "properties:write" | "populations:read" | "populations:write" | "imports:write" | "participants:read" | "participants:write" | "incentives:read" | "incentives:write" | "incentives:approve" | "signups:read" | "signups:write" | "consent:read" | "consent:write" | "consent-forms:read" | "consent-forms:write" | "branding:read" | "branding:write" | "events:read" | "webhooks:read" | "webhooks:write" | "messages:read" | "messages:write")[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomRole"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. Or: the Idempotency-Key was already used with a different request, or is not 1–255 printable ASCII characters (path ["Idempotency-Key"]). */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description A custom role of that name (case-insensitively) exists. Or: a request with the same Idempotency-Key is still in progress (path ["Idempotency-Key"]); retry later. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    deleteCustomRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                roleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "customRoleId": "crl_01JD0000000000000000000000"
+                     *     }
+                     */
+                    "application/json": {
+                        customRoleId: string;
+                    };
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. Or: this operation takes no body: a request with one that has fields (or is not a JSON object) is refused. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Custom role not found (also another workspace's). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Users hold the custom role. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request carries a body that is not application/json (this operation takes none; send no body). */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    updateCustomRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                roleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "rights": [
+                 *         "studies:read",
+                 *         "people:read"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Unique in the workspace, case-insensitively. */
+                    name?: string;
+                    rights?: ("studies:read" | "studies:write" | "screeners:write" | "templates:write" | "users:read" | "api-keys:write" | "people:read" | "people:write" | "people:delete" | "properties:read" | "properties:write" | "populations:read" | "populations:write" | "imports:write" | "participants:read" | "participants:write" | "incentives:read" | "incentives:write" | "incentives:approve" | "signups:read" | "signups:write" | "consent:read" | "consent:write" | "consent-forms:read" | "consent-forms:write" | "branding:read" | "branding:write" | "events:read" | "webhooks:read" | "webhooks:write" | "messages:read" | "messages:write")[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomRole"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Custom role not found (also another workspace's). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Another custom role of that name (case-insensitively) exists. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description The endCursor of the previous page. */
+                startCursor?: string;
+                /** @description Items per page, 1–100. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: components["schemas"]["ApiKey"][];
+                        /** @description Every item that matches, not only this page. */
+                        total: number;
+                        pageInfo: components["schemas"]["PageInfo"];
+                    };
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes this request safe to retry: a retry with the same key and the same request gets the first response again (header `Idempotent-Replayed: true`) and does nothing twice. 1 to 255 printable ASCII characters (a UUID is a good key), scoped to the token's workspace and kept at least 24 hours. The same key with a different request is a 400, and while the first request is still running a 409 (both naming `["Idempotency-Key"]`). Responses of status 500 and above are not kept, so a retry after one runs again.
+                 * @example 5f0c8e0e-3b9a-4f1e-9a57-0d7e4c1b2a60
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Nightly export",
+                 *       "rights": [
+                 *         "people:read",
+                 *         "participants:read"
+                 *       ],
+                 *       "canReadPersonalData": false,
+                 *       "expiresAt": "2027-02-20T10:00:00.000Z"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description What the key is for. */
+                    name: string;
+                    /** @description A subset of the caller's own rights; absent: all of them, as they are now (fixed at creation). */
+                    rights?: ("studies:read" | "studies:write" | "screeners:write" | "templates:write" | "users:read" | "users:write" | "api-keys:write" | "people:read" | "people:write" | "people:delete" | "properties:read" | "properties:write" | "populations:read" | "populations:write" | "imports:write" | "participants:read" | "participants:write" | "incentives:read" | "incentives:write" | "incentives:approve" | "signups:read" | "signups:write" | "consent:read" | "consent:write" | "consent-forms:read" | "consent-forms:write" | "branding:read" | "branding:write" | "events:read" | "webhooks:read" | "webhooks:write" | "messages:read" | "messages:write" | "incentive-providers:manage" | "test-helpers:run")[];
+                    /** @description Defaults to the caller's own credential's; true only if it is. */
+                    canReadPersonalData?: boolean;
+                    /** @description Defaults to the caller's own credential's; true only if it is. */
+                    canReadScreeners?: boolean;
+                    /**
+                     * Format: date-time
+                     * @description In the future, at most 365 days ahead; absent: the key does not expire.
+                     */
+                    expiresAt?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        keyId: string;
+                        userId: string;
+                        /** @description Empty for a token made with the CLI. */
+                        name: string;
+                        /** @description The rights the key is limited to (its user's, at most); null: all of its user's rights, whatever they are at the time. */
+                        rights: string[] | null;
+                        canReadPersonalData: boolean;
+                        canReadScreeners: boolean;
+                        /** Format: date-time */
+                        createdAt: string;
+                        expiresAt: string | null;
+                        /** @description When it last authenticated a request, to the minute (written at most once a minute). */
+                        lastUsedAt: string | null;
+                        revokedAt: string | null;
+                        /** @description The bearer token: shown this once, stored only as its SHA-256 digest. */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. Or: the Idempotency-Key was already used with a different request, or is not 1–255 printable ASCII characters (path ["Idempotency-Key"]). */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (path ["Idempotency-Key"]); retry later. */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Present on a replay: the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. Or: this operation takes no body: a request with one that has fields (or is not a JSON object) is refused. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description API key not found (also another user's, or another workspace's). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request carries a body that is not application/json (this operation takes none; send no body). */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    listUserApiKeys: {
+        parameters: {
+            query?: {
+                /** @description The endCursor of the previous page. */
+                startCursor?: string;
+                /** @description Items per page, 1–100. */
+                size?: number;
+            };
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: components["schemas"]["ApiKey"][];
+                        /** @description Every item that matches, not only this page. */
+                        total: number;
+                        pageInfo: components["schemas"]["PageInfo"];
+                    };
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description User not found (also another workspace's). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    revokeUserApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. Or: this operation takes no body: a request with one that has fields (or is not a JSON object) is refused. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description API key not found (also another user's, or another workspace's). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request carries a body that is not application/json (this operation takes none; send no body). */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
