@@ -5953,6 +5953,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "userId": "usr_01JD0000000000000000000000",
+                     *           "workspaceId": "wsp_01JD0000000000000000000000",
+                     *           "workspaceSlug": "acme-research",
+                     *           "fullname": "Ada Lovelace",
+                     *           "email": "ada@example.org",
+                     *           "jobRole": "Research ops",
+                     *           "profilePic": "",
+                     *           "status": "ACTIVE",
+                     *           "seat": "RESEARCHER_PAID",
+                     *           "role": "SUPER_ADMIN",
+                     *           "teams": [
+                     *             {
+                     *               "teamId": "tem_01JD0000000000000000000000",
+                     *               "name": "Discovery"
+                     *             }
+                     *           ],
+                     *           "customRoleId": null
+                     *         }
+                     *       ],
+                     *       "total": 26,
+                     *       "pageInfo": {
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false,
+                     *         "startCursor": "WyIyMDI2LTExLTIyVDEwOjAwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAiXQ.mgF5XfEkTVTH8HRD9XuEGpAazs77QBeOZ_Es-HV8xXk",
+                     *         "endCursor": "WyIyMDI2LTExLTIwVDA5OjMwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMjQiXQ.6HB69XYPoMn4aLRhvMUcKdYVZUTP3HCY9TT8mhqrwns"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         results: components["schemas"]["WorkspaceUser"][];
                         /** @description Every item that matches, not only this page. */
@@ -7456,6 +7488,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "customRoleId": "crl_01JD0000000000000000000000",
+                     *           "name": "Recruiter",
+                     *           "rights": [
+                     *             "studies:read",
+                     *             "people:read",
+                     *             "participants:read",
+                     *             "participants:write"
+                     *           ],
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description Every custom role of the workspace, by name (case-insensitive). */
                         results: components["schemas"]["CustomRole"][];
@@ -8120,6 +8170,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "keyId": "tok_01JD0000000000000000000000",
+                     *           "userId": "usr_01JD0000000000000000000000",
+                     *           "name": "Nightly export",
+                     *           "rights": [
+                     *             "people:read",
+                     *             "participants:read"
+                     *           ],
+                     *           "canReadPersonalData": false,
+                     *           "canReadScreeners": false,
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "expiresAt": "2027-02-20T10:00:00.000Z",
+                     *           "lastUsedAt": "2026-11-23T02:00:00.000Z",
+                     *           "revokedAt": null
+                     *         }
+                     *       ],
+                     *       "total": 26,
+                     *       "pageInfo": {
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false,
+                     *         "startCursor": "WyIyMDI2LTExLTIyVDEwOjAwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAiXQ.mgF5XfEkTVTH8HRD9XuEGpAazs77QBeOZ_Es-HV8xXk",
+                     *         "endCursor": "WyIyMDI2LTExLTIwVDA5OjMwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMjQiXQ.6HB69XYPoMn4aLRhvMUcKdYVZUTP3HCY9TT8mhqrwns"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         results: components["schemas"]["ApiKey"][];
                         /** @description Every item that matches, not only this page. */
@@ -8274,6 +8352,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "keyId": "tok_01JD0000000000000000000000",
+                     *       "userId": "usr_01JD0000000000000000000000",
+                     *       "name": "Nightly export",
+                     *       "rights": [
+                     *         "people:read",
+                     *         "participants:read"
+                     *       ],
+                     *       "canReadPersonalData": false,
+                     *       "canReadScreeners": false,
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "expiresAt": "2027-02-20T10:00:00.000Z",
+                     *       "lastUsedAt": "2026-11-23T02:00:00.000Z",
+                     *       "revokedAt": null,
+                     *       "secret": "rk_wsp_01JD0000000000000000000000_3q2-7wEXAMPLEexampleEXAMPLEexampleEXAMPLEex"
+                     *     }
+                     */
                     "application/json": {
                         keyId: string;
                         userId: string;
@@ -8618,6 +8714,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "keyId": "tok_01JD0000000000000000000000",
+                     *           "userId": "usr_01JD0000000000000000000000",
+                     *           "name": "Nightly export",
+                     *           "rights": [
+                     *             "people:read",
+                     *             "participants:read"
+                     *           ],
+                     *           "canReadPersonalData": false,
+                     *           "canReadScreeners": false,
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "expiresAt": "2027-02-20T10:00:00.000Z",
+                     *           "lastUsedAt": "2026-11-23T02:00:00.000Z",
+                     *           "revokedAt": null
+                     *         }
+                     *       ],
+                     *       "total": 26,
+                     *       "pageInfo": {
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false,
+                     *         "startCursor": "WyIyMDI2LTExLTIyVDEwOjAwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAiXQ.mgF5XfEkTVTH8HRD9XuEGpAazs77QBeOZ_Es-HV8xXk",
+                     *         "endCursor": "WyIyMDI2LTExLTIwVDA5OjMwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMjQiXQ.6HB69XYPoMn4aLRhvMUcKdYVZUTP3HCY9TT8mhqrwns"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         results: components["schemas"]["ApiKey"][];
                         /** @description Every item that matches, not only this page. */

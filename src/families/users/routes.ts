@@ -36,8 +36,8 @@ const userNotFound = errorResponse("User not found (also another workspace's).")
 const teamNotFound = errorResponse("Team not found (also another workspace's).");
 const roleNotFound = errorResponse("Custom role not found (also another workspace's).");
 const keyNotFound = errorResponse("API key not found (also another user's, or another workspace's).");
-const UserPage = paged(Type.Ref(WorkspaceUser), 'WorkspaceUserList');
-const KeyPage = paged(Type.Ref(ApiKey), 'ApiKeyList');
+const UserPage = paged(Type.Ref(WorkspaceUser), 'WorkspaceUserList', (WorkspaceUser.examples as unknown[])[0]);
+const KeyPage = paged(Type.Ref(ApiKey), 'ApiKeyList', (ApiKey.examples as unknown[])[0]);
 
 export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async (app, { deps }) => {
   app.get(

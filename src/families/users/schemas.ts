@@ -143,7 +143,7 @@ export const CustomRole = Type.Object(
 
 export const CustomRoleList = Type.Object(
   { results: Type.Array(Type.Ref(CustomRole), { description: 'Every custom role of the workspace, by name (case-insensitive).' }) },
-  { title: 'CustomRoleList' },
+  { title: 'CustomRoleList', examples: [{ results: CustomRole.examples }] },
 );
 
 export const CustomRoleIdParams = Type.Object({ roleId: Type.String({ minLength: 1, maxLength: 100 }) });
@@ -183,7 +183,7 @@ export const ApiKey = Type.Object(
 
 export const ApiKeyWithSecret = Type.Object(
   { ...ApiKey.properties, secret: Type.String({ description: 'The bearer token: shown this once, stored only as its SHA-256 digest.' }) },
-  { title: 'ApiKeyWithSecret' },
+  { title: 'ApiKeyWithSecret', examples: [{ ...(ApiKey.examples as Record<string, unknown>[])[0], secret: 'rk_wsp_01JD0000000000000000000000_3q2-7wEXAMPLEexampleEXAMPLEexampleEXAMPLEex' }] },
 );
 
 export const KeyIdParams = Type.Object({ keyId: Type.String({ minLength: 1, maxLength: 100 }) });
