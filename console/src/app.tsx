@@ -6,6 +6,9 @@ import { CreateStudyPage } from './pages/CreateStudy.js';
 import { ImportsPage } from './pages/Imports.js';
 import { NotFoundPage } from './pages/NotFound.js';
 import { PersonPage } from './pages/Person.js';
+import { ApiKeysPage } from './pages/ApiKeys.js';
+import { TeamsPage } from './pages/Teams.js';
+import { UsersPage } from './pages/Users.js';
 import { SignInPage } from './pages/SignIn.js';
 import { StudiesPage } from './pages/Studies.js';
 import { StudyPage } from './pages/Study.js';
@@ -38,6 +41,9 @@ function Routes() {
       <Route path="/people">{() => <PeoplePage />}</Route>
       <Route path="/people/:personId">{(params) => <PersonPage personId={params.personId} />}</Route>
       <Route path="/imports" component={ImportsPage} />
+      <Route path="/users" component={UsersPage} />
+      <Route path="/teams" component={TeamsPage} />
+      <Route path="/api-keys" component={ApiKeysPage} />
       <Route component={NotFoundPage} />
     </Switch>
   );
@@ -65,6 +71,15 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut(): void }) 
             </li>
             <li>
               <Link href="/imports">Imports</Link>
+            </li>
+            <li>
+              <Link href="/users">Users</Link>
+            </li>
+            <li>
+              <Link href="/teams">Teams</Link>
+            </li>
+            <li>
+              <Link href="/api-keys">API keys</Link>
             </li>
           </ul>
           <ul class="shell-user">

@@ -6,8 +6,8 @@ import { describe, expect } from 'vitest';
 import { createClient, type RecruitClient } from '@recruit-ops/sdk';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import type { UserRole } from '../../src/db/schema.js';
-import { createToken, createUser, createWorkspace } from '../../src/families/workspaces/service.js';
-import { allRoles } from '../../src/http/rights.js';
+import { createCustomRole, createToken, createUser, createWorkspace } from '../../src/families/workspaces/service.js';
+import { allRoles, rightsByRole } from '../../src/http/rights.js';
 import { createCrashStorage, stopGracefully } from '../crash-support.js';
 import { projectRoot, type RunningServer, startServer } from '../processes.js';
 
@@ -132,7 +132,9 @@ export async function startConsole(env: Record<string, string> = {}): Promise<Co
       users.SUPER_ADMIN = { userId: admin.userId, email, fullName: fullNameOf('SUPER_ADMIN'), token: admin.token };
       for (const role of allRoles.filter((candidate) => candidate !== 'SUPER_ADMIN')) {
         const roleEmail = `${role.toLowerCase().replace(/_/g, '-')}@console.test`;
-        const { userId } = await createUser(database.db, { workspaceId, email: roleEmail, role, fullName: fullNameOf(role) });
+        // The CUSTOM user's custom role reads what OBSERVER reads.
+        const custom = role === 'CUSTOM' ? await createCustomRole(database.db, workspaceId, 'Console readers', rightsByRole.OBSERVER) : undefined;
+        const { userId } = await createUser(database.db, { workspaceId, email: roleEmail, role, fullName: fullNameOf(role), ...(custom ? { customRoleId: custom.customRoleId } : {}) });
         const { token } = await createToken(database.db, workspaceId, userId);
         users[role] = { userId, email: roleEmail, fullName: fullNameOf(role), token };
       }
