@@ -41,6 +41,7 @@ describeConsole('console: users, teams and API keys', () => {
     await page.getByLabel('New team name').fill('discovery SQUAD');
     await page.getByRole('button', { name: 'Create team' }).click();
     await page.getByRole('alert').waitFor();
+    await expect.poll(() => page.getByLabel('New team name').getAttribute('aria-invalid')).toBe('true');
 
     // API keys: a read-only key, its secret shown once, working, then revoked.
     await page.getByRole('link', { name: 'API keys' }).click();
@@ -61,6 +62,7 @@ describeConsole('console: users, teams and API keys', () => {
     await page.reload();
     await page.getByRole('heading', { name: 'API keys', exact: true }).waitFor();
     expect(await page.getByTestId('new-key-secret').count()).toBe(0);
-    expectNoPageErrors(world, page);
+    // The one refusal the test asked for: the team name taken.
+    expectNoPageErrors(world, page, [/status of 409/]);
   });
 });
