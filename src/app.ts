@@ -41,6 +41,8 @@ import { findTokenOwner } from './families/users/queries.js';
 import { usersRoutes } from './families/users/routes.js';
 import { importsRoutes } from './families/imports/routes.js';
 import { importSchemas } from './families/imports/schemas.js';
+import { backfillsRoutes } from './families/backfills/routes.js';
+import { backfillSchemas } from './families/backfills/schemas.js';
 import { peopleRoutes } from './families/people/routes.js';
 import { personSchemas } from './families/people/schemas.js';
 import { personRoutes } from './families/person/routes.js';
@@ -242,7 +244,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...incentiveBudgetSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas, ...schedulingSchemas, ...calendarFeedSchemas, ...incentiveProviderSchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...backfillSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...incentiveBudgetSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas, ...schedulingSchemas, ...calendarFeedSchemas, ...incentiveProviderSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter, operatorToken: config.testHelpers ? config.testHelpersToken : undefined });
   const heavyWork = new WorkspaceWorkLimiter({
@@ -307,6 +309,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       await v1.register(propertiesRoutes, { deps });
       await v1.register(populationsRoutes, { deps });
       await v1.register(importsRoutes, { deps });
+      await v1.register(backfillsRoutes, { deps });
       await v1.register(peopleRoutes, { deps });
       await v1.register(peopleSearchRoutes, { deps });
       await v1.register(personRoutes, { deps });

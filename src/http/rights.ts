@@ -37,6 +37,7 @@ export const allRights = [
   'messages:read',
   'messages:write',
   'incentive-providers:manage',
+  'backfills:write',
   'test-helpers:run',
 ] as const;
 
@@ -58,7 +59,8 @@ export const allRoles: readonly UserRole[] = [
  * for the workspace's incentive provider and its credentials: where the money goes and whose
  * account pays it.
  */
-const superAdminRights: readonly Right[] = ['test-helpers:run', 'incentive-providers:manage'];
+// Backfills write a panel's history in bulk (restricted access, issue 36): SUPER_ADMIN alone.
+const superAdminRights: readonly Right[] = ['test-helpers:run', 'incentive-providers:manage', 'backfills:write'];
 /** The rights of the API proper, which the other roles share out. */
 const apiRights = allRights.filter((right) => !superAdminRights.includes(right));
 // Webhook endpoints' URLs often embed a receiver's own secret: reading them is for who integrates.
