@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, callTestHelper, createTenant, startTestService, type Tenant, type TestService } from '../../../test/harness.js';
+import { describeSecurity } from '../../../test/security.js';
 import { createPerson } from '../../../test/people-factory.js';
 import { addParticipants, createStudy, patchParticipant } from '../../../test/participants-factory.js';
 import { csvOf, runJobs } from '../imports/test-support.js';
@@ -294,4 +295,37 @@ describe('derived names read a backfill as the same history made through the API
     }
     expect([a2.personId, b2.personId]).toHaveLength(2);
   });
+});
+
+/** A backfill of the tenant's, made and run (an empty file but for its header: nothing to write). */
+async function madeBackfill(tenant: Tenant): Promise<string> {
+  return (await backfill(tenant, 'email,studyKey,status\n')).backfillId;
+}
+
+describeSecurity('POST /backfills', () => service, {
+  method: 'POST',
+  right: 'backfills:write',
+  addressesResource: false,
+  request: async () => ({ url: '/backfills', body: 'email,studyKey,status\n', headers: { 'content-type': 'text/csv' } }),
+});
+
+describeSecurity('GET /backfills', () => service, {
+  method: 'GET',
+  right: 'backfills:write',
+  addressesResource: false,
+  request: async () => ({ url: '/backfills' }),
+});
+
+describeSecurity('GET /backfills/{backfillId}', () => service, {
+  method: 'GET',
+  right: 'backfills:write',
+  addressesResource: true,
+  request: async (tenant) => ({ url: `/backfills/${await madeBackfill(tenant)}` }),
+});
+
+describeSecurity('GET /backfills/{backfillId}/errors', () => service, {
+  method: 'GET',
+  right: 'backfills:write',
+  addressesResource: true,
+  request: async (tenant) => ({ url: `/backfills/${await madeBackfill(tenant)}/errors` }),
 });

@@ -67,8 +67,8 @@ export const BackfillRowError = Type.Object(
   { $id: 'BackfillRowError', title: 'BackfillRowError', examples: [{ row: 3, column: 'status', message: `status must be one of ${backfillStatuses.join(', ')}` }] },
 );
 
-export const BackfillList = paged(Type.Ref(Backfill), 'BackfillList');
-export const BackfillErrorList = paged(Type.Ref(BackfillRowError), 'BackfillErrorList');
+export const BackfillList = paged(Type.Ref(Backfill), 'BackfillList', Backfill.examples[0]);
+export const BackfillErrorList = paged(Type.Ref(BackfillRowError), 'BackfillErrorList', BackfillRowError.examples[0]);
 
 export const BackfillIdParams = Type.Object({ backfillId: Type.String({ minLength: 1, maxLength: 100 }) });
 export type BackfillIdParams = Static<typeof BackfillIdParams>;
