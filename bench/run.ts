@@ -59,6 +59,11 @@ const benches: Record<string, { summary: string; load: () => Promise<{ run(optio
       'POST /v1/incentives N times (default 10,000) at concurrency 32 to the compiled server on PostgreSQL, each ordered through the Tremendous adapter from the workspace\'s account to the Tremendous fake on loopback: orders/s, p50/p99 from request to the order at the fake, 0 double orders, server peak RSS (flags: --incentives=N, --concurrency=N)',
     load: () => import('./incentives.js'),
   },
+  backfill: {
+    summary:
+      "POST /backfills of 1,000,000 participation rows (a panel's history) to the compiled server on PostgreSQL against COPY of the same rows into the same tables, peak RSS, then search counts by derived names exact against SQL (flags: --rows=N)",
+    load: () => import('./backfill.js'),
+  },
   import: {
     summary: 'POST /imports of 1,000,000 generated people (5 custom properties) to the compiled server on PostgreSQL against COPY of the same file (flags: --rows=N, --heap-cap=MiB, --profile; env BENCH_NODE_FLAGS for the server)',
     load: () => import('./import.js'),

@@ -43,6 +43,8 @@ import { broadcastInvalidations } from './http/principal-broadcast.js';
 import { usersRoutes } from './families/users/routes.js';
 import { importsRoutes } from './families/imports/routes.js';
 import { importSchemas } from './families/imports/schemas.js';
+import { backfillsRoutes } from './families/backfills/routes.js';
+import { backfillSchemas } from './families/backfills/schemas.js';
 import { peopleRoutes } from './families/people/routes.js';
 import { personSchemas } from './families/people/schemas.js';
 import { personRoutes } from './families/person/routes.js';
@@ -246,7 +248,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...incentiveBudgetSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas, ...schedulingSchemas, ...calendarFeedSchemas, ...incentiveProviderSchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...backfillSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...incentiveBudgetSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas, ...schedulingSchemas, ...calendarFeedSchemas, ...incentiveProviderSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   const keyUsage = new KeyUsage(deps.db, clock, (error) => app.log.warn({ err: error }, "API keys' lastUsedAt could not be written; the next uses will be"));
   keyUsage.start();
@@ -328,6 +330,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       await v1.register(propertiesRoutes, { deps });
       await v1.register(populationsRoutes, { deps });
       await v1.register(importsRoutes, { deps });
+      await v1.register(backfillsRoutes, { deps });
       await v1.register(peopleRoutes, { deps });
       await v1.register(peopleSearchRoutes, { deps });
       await v1.register(personRoutes, { deps });

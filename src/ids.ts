@@ -114,4 +114,5 @@ export const idPrefixes = {
   calendarFeed: 'cfd',
   incentiveBudget: 'bgt',
   ledgerEntry: 'led',
+  backfill: 'bkf',
 } as const;

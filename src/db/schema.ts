@@ -125,6 +125,9 @@ export interface StudiesTable {
   created_by_user_id: string;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** The backfill that made this study (src/families/backfills/), and its key in the tool it came from. */
+  backfill_id: ColumnType<string | null, string | null | undefined, never>;
+  backfill_key: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export interface StudyOwnersTable {
@@ -425,6 +428,9 @@ export interface DB {
   booking_notifications: BookingNotificationsTable;
   calendar_feeds: CalendarFeedsTable;
   session_reminders: SessionRemindersTable;
+  backfills: BackfillsTable;
+  backfill_chunks: BackfillChunksTable;
+  backfill_errors: BackfillErrorsTable;
 }
 
 export type JobState = 'queued' | 'running' | 'completed' | 'failed';
@@ -543,6 +549,8 @@ export interface ParticipantsTable {
   updated_at: Timestamp;
   /** The person asked for no more messages about this study, on their page (migration 20261208100000_person_access). */
   messages_stopped_at: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The backfill that wrote this participation (src/families/backfills/), else null. */
+  backfill_id: ColumnType<string | null, string | null | undefined, never>;
 }
 
 /** A sign-in link of the person's page (src/families/person-access/): the token's digest only. */
@@ -585,6 +593,8 @@ export interface ParticipantStatusEventsTable {
   is_contact: ColumnType<boolean, boolean | undefined, boolean>;
   user_id: string | null;
   occurred_at: Timestamp;
+  /** The backfill that wrote this event, else null. */
+  backfill_id: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export type ParticipantRow = Selectable<ParticipantsTable>;
@@ -752,6 +762,8 @@ export interface IncentivesTable {
   approval_decided_by_user_id: ColumnType<string | null, string | null | undefined, string | null>;
   approval_decided_at: ColumnType<string | null, string | null | undefined, string | null>;
   approval_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The backfill that wrote this incentive (paid in the tool it came from), else null. */
+  backfill_id: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export type IncentiveRow = Selectable<IncentivesTable>;
@@ -801,6 +813,7 @@ export interface IncentiveLedgerTable {
   recipient_email: string | null;
   note: string | null;
   at: Timestamp;
+  backfill_id: ColumnType<string | null, string | null | undefined, never>;
 }
 export type IncentiveLedgerRow = Selectable<IncentiveLedgerTable>;
 
@@ -1152,4 +1165,46 @@ export interface SessionRemindersTable {
   message_id: string | null;
   skip_reason: SessionReminderSkipReason | null;
   created_at: Timestamp;
+}
+
+export type BackfillStatus = 'RECEIVING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED';
+
+/** A backfill of a panel's history from CSV (src/families/backfills/, migration 20261214000000_backfills). */
+export interface BackfillsTable {
+  workspace_id: string;
+  backfill_id: string;
+  status: BackfillStatus;
+  delimiter: ColumnType<ImportDelimiter, ImportDelimiter | undefined, ImportDelimiter>;
+  created_by_user_id: string;
+  byte_count: ColumnType<number, number | undefined, number>;
+  chunk_count: ColumnType<number, number | undefined, number>;
+  job_id: string | null;
+  rows_committed: ColumnType<number, number | undefined, number>;
+  rows_total: number | null;
+  rows_written: ColumnType<number, number | undefined, number>;
+  rows_skipped: ColumnType<number, number | undefined, number>;
+  rows_failed: ColumnType<number, number | undefined, number>;
+  error_count: ColumnType<number, number | undefined, number>;
+  studies_created: ColumnType<number, number | undefined, number>;
+  incentives_written: ColumnType<number, number | undefined, number>;
+  last_row_number: number | null;
+  failure_reason: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  finished_at: Timestamp | null;
+}
+
+export interface BackfillChunksTable {
+  workspace_id: string;
+  backfill_id: string;
+  chunk_index: number;
+  data: Uint8Array;
+}
+
+export interface BackfillErrorsTable {
+  workspace_id: string;
+  backfill_id: string;
+  row_number: number;
+  column_name: string | null;
+  message: string;
 }

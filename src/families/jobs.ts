@@ -1,5 +1,6 @@
 import type { ServiceDeps } from '../context.js';
 import type { JobRunner } from '../jobs/runner.js';
+import { backfillJobHandler } from './backfills/job.js';
 import { type CommittedRows, importJobHandler } from './imports/job.js';
 import { expireIncentivesHandler, expireIncentivesSchedule, providerWorkHandler, providerWorkSchedule, reconcileOrdersHandler, reconcileOrdersSchedule } from './incentives/jobs.js';
 import { purgePeopleHandler, purgePeopleSchedule } from './people/purge.js';
@@ -24,6 +25,8 @@ export function registerFamilyJobs(runner: JobRunner, deps: ServiceDeps): void {
       ? importJobHandler(deps.db, deps.clock, { concurrentBatches: 2, onRowsCommitted })
       : importJobHandler(deps.backgroundDb(null), deps.clock, { batchSize: 500, batchBudgetMs: deps.config.embeddedImportBatchMs, parseSliceBytes: EMBEDDED_IMPORT_PARSE_BYTES, onRowsCommitted }),
   );
+  // A backfill's batches are set-based statements; on the embedded store smaller ones hold its one connection less long.
+  runner.register(deps.storeKind === 'postgres' ? backfillJobHandler(deps.db, deps.clock) : backfillJobHandler(deps.backgroundDb(null), deps.clock, { batchSize: 500 }));
   runner.register(purgePeopleHandler(deps.db, deps.clock));
   runner.schedule(purgePeopleSchedule);
   runner.register(expireIncentivesHandler(deps.db, deps.clock, deps.providers));

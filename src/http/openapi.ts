@@ -19,6 +19,7 @@ export const tags = [
   { name: 'Scheduling', description: "Sessions booked in the person's own time zone: a study's hosts and their hours, its open times, and bookings made, moved and canceled by the person or the team, each with a calendar invitation." },
   { name: 'Screener responses', description: "People's answers to a study's screener, for the team: one participant's with the questions as asked, a study's paged or as CSV, and the study's funnel." },
   { name: 'Imports', description: 'CSV imports of people, streamed into the workspace and run in the background.' },
+  { name: 'Backfills', description: "A panel's history brought from another tool as CSV (restricted access: SUPER_ADMIN): past studies, participations with their statuses and dates, incentives paid." },
   { name: 'Forms', description: 'Signup forms: people send them, without a token, to join the panel; the workspace reviews each submission.' },
   { name: 'Participant Status Events', description: "Every change of a participant's status, approval status or screener state, polled in commit order: each event exactly once." },
   { name: 'Study Status Events', description: "Every change of a study's status, polled in commit order: each event exactly once." },

@@ -39,6 +39,7 @@ export const allRights = [
   'messages:read',
   'messages:write',
   'incentive-providers:manage',
+  'backfills:write',
   'test-helpers:run',
 ] as const;
 
@@ -60,7 +61,8 @@ export const allRoles: readonly UserRole[] = [
  * for the workspace's incentive provider and its credentials: where the money goes and whose
  * account pays it.
  */
-const superAdminRights: readonly Right[] = ['test-helpers:run', 'incentive-providers:manage', 'users:write'];
+// Backfills write a panel's history in bulk (restricted access, issue 36): SUPER_ADMIN alone.
+const superAdminRights: readonly Right[] = ['test-helpers:run', 'incentive-providers:manage', 'users:write', 'backfills:write'];
 /** The rights of the API proper, which the other roles share out. */
 const apiRights = allRights.filter((right) => !superAdminRights.includes(right));
 /** The rights a SUPER_ADMIN may give a custom role: those of the API proper, none of SUPER_ADMIN's own. */

@@ -180,6 +180,20 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     }
     expect(importState).toMatchObject({ status: 'COMPLETED', rowsImported: 2, rowsFailed: 0 });
 
+    // A backfill of the two people's history (restricted access: the workspace's SUPER_ADMIN), with one refused row.
+    const history = 'email,studyKey,studyName,status,invitedAt,interviewStartTime,incentiveAmount\n' +
+      'katherine@compiled.example.test,OLD-1,Old interviews,COMPLETED,2025-03-01,2025-03-08T15:00:00Z,75\nmary@compiled.example.test,OLD-1,,DONE,2025-03-01,,\n';
+    const { backfillId } = unwrap(await api.POST('/backfills', { body: history }));
+    const backfillPath = { params: { path: { backfillId } } };
+    let backfillState = unwrap(await api.GET('/backfills/{backfillId}', backfillPath));
+    for (let attempt = 0; attempt < 300 && (backfillState.status === 'QUEUED' || backfillState.status === 'RUNNING'); attempt++) {
+      await sleep(100);
+      backfillState = unwrap(await api.GET('/backfills/{backfillId}', backfillPath));
+    }
+    expect(backfillState).toMatchObject({ status: 'COMPLETED', rowsWritten: 1, rowsFailed: 1, studiesCreated: 1, incentivesWritten: 1 });
+    expect(unwrap(await api.GET('/backfills')).results.map((backfill) => backfill.backfillId)).toEqual([backfillId]);
+    expect(unwrap(await api.GET('/backfills/{backfillId}/errors', backfillPath)).results).toMatchObject([{ row: 3, column: 'status' }]);
+
     // Opting out, and the reference's Person routes (E15–E18).
     unwrap(await api.PUT('/people/{personIdOrEmail}/opted-out', { params: { path: { personIdOrEmail: 'mary@compiled.example.test' } }, body: { isOptedOut: true } }));
     expect(unwrap(await api.GET('/people/{personIdOrEmail}/opted-out', { params: { path: { personIdOrEmail: 'mary@compiled.example.test' } } }))).toMatchObject({ isOptedOut: true });

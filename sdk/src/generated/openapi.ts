@@ -931,6 +931,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/backfills": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List backfills (restricted access)
+         * @description The workspace's backfills, newest first, keyset-paged: pass `pageInfo.endCursor` as `startCursor`.
+         *
+         *     Requires the right `backfills:write` (roles: SUPER_ADMIN).
+         */
+        get: operations["listBackfills"];
+        put?: never;
+        /**
+         * Bring a panel's history from a CSV file (restricted access)
+         * @description SUPER_ADMIN only. Stores the file, then writes it in the background: poll `GET /backfills/{backfillId}`. Each row is one participation (a person in a past study) with its status, dates and incentive paid; it is written as the same studies, participants, status events and incentives the service writes itself, marked backfilled, so every derived name and search count reads the history as if it had happened here. A row whose person already takes part in the study is skipped: the same file twice changes nothing. The header is checked as the upload arrives (every unknown, unnamed or repeated column, or a missing required one, in one 400); a bad data row is reported by its row number and column while the good rows go in, in batches of 5000. No webhooks are sent for history. A token without the personal-data right may not backfill (403): rows match people by email.
+         *
+         *     Requires the right `backfills:write` (roles: SUPER_ADMIN).
+         */
+        post: operations["createBackfill"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/backfills/{backfillId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a backfill (restricted access)
+         * @description Progress and outcome: rows read, written, skipped (already there) and refused, studies made and incentives recorded.
+         *
+         *     Requires the right `backfills:write` (roles: SUPER_ADMIN).
+         */
+        get: operations["getBackfill"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/backfills/{backfillId}/errors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A backfill's refused rows (restricted access)
+         * @description Each refused row by its number (the header is row 1) and column, with what is allowed, in row order, keyset-paged; the first 10,000 are kept.
+         *
+         *     Requires the right `backfills:write` (roles: SUPER_ADMIN).
+         */
+        get: operations["listBackfillErrors"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/people": {
         parameters: {
             query?: never;
@@ -3689,6 +3761,80 @@ export interface components {
             lastRow?: number;
             /** @description FAILED only: why the import stopped, and which rows it read. */
             failureReason?: string;
+        };
+        /**
+         * BackfillAccepted
+         * @example {
+         *       "backfillId": "bkf_01JD0000000000000000000000",
+         *       "status": "QUEUED"
+         *     }
+         */
+        BackfillAccepted: {
+            backfillId: string;
+            /** @description QUEUED: stored, waiting for a worker. RUNNING: rows are going in. COMPLETED: every row was read (refused rows are listed at `GET /backfills/{backfillId}/errors`). FAILED: it stopped for good (the file stops being valid CSV, or its background work ran out of attempts); rows committed before that stay in. */
+            status: "QUEUED" | "RUNNING" | "COMPLETED" | "FAILED";
+        };
+        /**
+         * Backfill
+         * @example {
+         *       "backfillId": "bkf_01JD0000000000000000000000",
+         *       "status": "COMPLETED",
+         *       "rowsTotal": 3,
+         *       "rowsWritten": 2,
+         *       "rowsSkipped": 0,
+         *       "rowsFailed": 1,
+         *       "studiesCreated": 1,
+         *       "incentivesWritten": 1,
+         *       "errorsListed": 1,
+         *       "lastRow": 4,
+         *       "createdByUserId": "usr_01JD0000000000000000000000",
+         *       "createdAt": "2026-12-14T10:00:00.000Z",
+         *       "finishedAt": "2026-12-14T10:00:02.000Z"
+         *     }
+         */
+        Backfill: {
+            backfillId: string;
+            /** @description QUEUED: stored, waiting for a worker. RUNNING: rows are going in. COMPLETED: every row was read (refused rows are listed at `GET /backfills/{backfillId}/errors`). FAILED: it stopped for good (the file stops being valid CSV, or its background work ran out of attempts); rows committed before that stay in. */
+            status: "QUEUED" | "RUNNING" | "COMPLETED" | "FAILED";
+            /** @description Data rows read so far (blank lines are none): always `rowsWritten` + `rowsSkipped` + `rowsFailed`. */
+            rowsTotal: number;
+            /** @description Rows that wrote a participation (and its status events, and its incentive when given). */
+            rowsWritten: number;
+            /** @description Rows whose person already takes part in the study (written by an earlier backfill, an earlier row, or made here): nothing is changed, so the same file twice writes nothing the second time. */
+            rowsSkipped: number;
+            /** @description Rows refused: each is listed at `GET /backfills/{backfillId}/errors` (the first 10,000). */
+            rowsFailed: number;
+            /** @description Past studies made by this backfill, one per new studyKey. */
+            studiesCreated: number;
+            /** @description Incentives paid in the other tool, recorded as CUSTOM incentives in status SENT. */
+            incentivesWritten: number;
+            /** @description Refused rows kept to list (the first 10,000). */
+            errorsListed: number;
+            /** @description The row number (the header is row 1) of the last row read; absent until one is. */
+            lastRow?: number;
+            /** @description FAILED only: why it stopped, and which rows it read. */
+            failureReason?: string;
+            createdByUserId: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            finishedAt?: string;
+        };
+        /**
+         * BackfillRowError
+         * @example {
+         *       "row": 3,
+         *       "column": "status",
+         *       "message": "status must be one of INVITED, SCHEDULED, COMPLETED, NO_SHOW, CANCELED"
+         *     }
+         */
+        BackfillRowError: {
+            /** @description The row as a spreadsheet numbers it: the header is row 1. */
+            row: number;
+            /** @description The column the row was refused for; absent when the row is not valid CSV. */
+            column?: string;
+            /** @description Why, and what is allowed; never repeats a cell value. */
+            message: string;
         };
         /** PersonLocation */
         PersonLocation: {
@@ -8324,7 +8470,7 @@ export interface operations {
                     /** @description What the key is for. */
                     name: string;
                     /** @description A subset of the caller's own rights; absent: all of them, as they are now (fixed at creation). */
-                    rights?: ("studies:read" | "studies:write" | "screeners:write" | "templates:write" | "users:read" | "users:write" | "api-keys:write" | "people:read" | "people:write" | "people:delete" | "properties:read" | "properties:write" | "populations:read" | "populations:write" | "imports:write" | "participants:read" | "participants:write" | "incentives:read" | "incentives:write" | "incentives:approve" | "signups:read" | "signups:write" | "consent:read" | "consent:write" | "consent-forms:read" | "consent-forms:write" | "branding:read" | "branding:write" | "events:read" | "webhooks:read" | "webhooks:write" | "messages:read" | "messages:write" | "incentive-providers:manage" | "test-helpers:run")[];
+                    rights?: ("studies:read" | "studies:write" | "screeners:write" | "templates:write" | "users:read" | "users:write" | "api-keys:write" | "people:read" | "people:write" | "people:delete" | "properties:read" | "properties:write" | "populations:read" | "populations:write" | "imports:write" | "participants:read" | "participants:write" | "incentives:read" | "incentives:write" | "incentives:approve" | "signups:read" | "signups:write" | "consent:read" | "consent:write" | "consent-forms:read" | "consent-forms:write" | "branding:read" | "branding:write" | "events:read" | "webhooks:read" | "webhooks:write" | "messages:read" | "messages:write" | "incentive-providers:manage" | "backfills:write" | "test-helpers:run")[];
                     /** @description Defaults to the caller's own credential's; true only if it is. */
                     canReadPersonalData?: boolean;
                     /** @description Defaults to the caller's own credential's; true only if it is. */
@@ -15385,6 +15531,592 @@ export interface operations {
                 };
             };
             /** @description The import does not exist. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    listBackfills: {
+        parameters: {
+            query?: {
+                /** @description The endCursor of the previous page. */
+                startCursor?: string;
+                /** @description Items per page, 1–100. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "backfillId": "bkf_01JD0000000000000000000000",
+                     *           "status": "COMPLETED",
+                     *           "rowsTotal": 3,
+                     *           "rowsWritten": 2,
+                     *           "rowsSkipped": 0,
+                     *           "rowsFailed": 1,
+                     *           "studiesCreated": 1,
+                     *           "incentivesWritten": 1,
+                     *           "errorsListed": 1,
+                     *           "lastRow": 4,
+                     *           "createdByUserId": "usr_01JD0000000000000000000000",
+                     *           "createdAt": "2026-12-14T10:00:00.000Z",
+                     *           "finishedAt": "2026-12-14T10:00:02.000Z"
+                     *         }
+                     *       ],
+                     *       "total": 26,
+                     *       "pageInfo": {
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false,
+                     *         "startCursor": "WyIyMDI2LTExLTIyVDEwOjAwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAiXQ.mgF5XfEkTVTH8HRD9XuEGpAazs77QBeOZ_Es-HV8xXk",
+                     *         "endCursor": "WyIyMDI2LTExLTIwVDA5OjMwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMjQiXQ.6HB69XYPoMn4aLRhvMUcKdYVZUTP3HCY9TT8mhqrwns"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        results: components["schemas"]["Backfill"][];
+                        /** @description Every item that matches, not only this page. */
+                        total: number;
+                        pageInfo: components["schemas"]["PageInfo"];
+                    };
+                };
+            };
+            /** @description Invalid input (a size out of 1–100, or a startCursor not of this list); `path` names the parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    createBackfill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example email,studyKey,studyName,studyType,status,invitedAt,interviewStartTime,incentiveAmount
+                 *     grace@example.org,OLD-42,Checkout interviews,INTERVIEWS,COMPLETED,2025-03-01,2025-03-08T15:00:00Z,75.00
+                 */
+                "text/csv": unknown;
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackfillAccepted"];
+                };
+            };
+            /** @description The header (`path` `["header", column]`), or a file that is not UTF-8 CSV text. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description The file is larger than the instance's limit (IMPORT_MAX_BYTES). */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not `text/csv`. */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    getBackfill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                backfillId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Backfill"];
+                };
+            };
+            /** @description Invalid input; `path` names the offending field or parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description The backfill does not exist (or is another workspace's). */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    listBackfillErrors: {
+        parameters: {
+            query?: {
+                /** @description The endCursor of the previous page. */
+                startCursor?: string;
+                /** @description Items per page, 1–100. */
+                size?: number;
+            };
+            header?: never;
+            path: {
+                backfillId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "row": 3,
+                     *           "column": "status",
+                     *           "message": "status must be one of INVITED, SCHEDULED, COMPLETED, NO_SHOW, CANCELED"
+                     *         }
+                     *       ],
+                     *       "total": 26,
+                     *       "pageInfo": {
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false,
+                     *         "startCursor": "WyIyMDI2LTExLTIyVDEwOjAwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAiXQ.mgF5XfEkTVTH8HRD9XuEGpAazs77QBeOZ_Es-HV8xXk",
+                     *         "endCursor": "WyIyMDI2LTExLTIwVDA5OjMwOjAwLjAwMFoiLCJzdHVfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMjQiXQ.6HB69XYPoMn4aLRhvMUcKdYVZUTP3HCY9TT8mhqrwns"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        results: components["schemas"]["BackfillRowError"][];
+                        /** @description Every item that matches, not only this page. */
+                        total: number;
+                        pageInfo: components["schemas"]["PageInfo"];
+                    };
+                };
+            };
+            /** @description Invalid input; `path` names the parameter. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description The backfill does not exist (or is another workspace's). */
             404: {
                 headers: {
                     /** @description Requests allowed per window for this token. */

@@ -56,6 +56,7 @@ export const idempotencyKeyPaths: ReadonlySet<string> = new Set([
 /** Operations (`method path`) whose request body is not JSON, with the media type they take: the client sends such a body as it is. */
 export const requestMediaTypes: Readonly<Record<string, string>> = {
   "post /imports": "text/csv",
+  "post /backfills": "text/csv",
 };
 
 /**
@@ -72,6 +73,8 @@ export const pagedOperations = {
   "/properties": "get",
   "/property-groups/{propertyGroupId}/properties": "get",
   "/populations": "get",
+  "/backfills": "get",
+  "/backfills/{backfillId}/errors": "get",
   "/people/search": "post",
   "/segments": "get",
   "/studies/{studyId}/participants/search": "post",
@@ -156,6 +159,10 @@ export const operationRoles = {
   "post /populations/{populationId}/members": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER"],
   "post /imports": ["SUPER_ADMIN", "OPS_MANAGER", "DEVELOPER"],
   "get /imports/{importId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "OBSERVER"],
+  "get /backfills": ["SUPER_ADMIN"],
+  "post /backfills": ["SUPER_ADMIN"],
+  "get /backfills/{backfillId}": ["SUPER_ADMIN"],
+  "get /backfills/{backfillId}/errors": ["SUPER_ADMIN"],
   "post /people": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER"],
   "get /people/{personId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "OBSERVER"],
   "delete /people/{personId}": ["SUPER_ADMIN", "OPS_MANAGER", "DEVELOPER"],

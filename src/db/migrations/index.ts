@@ -44,6 +44,7 @@ import * as personAccess from './20261208100000_person_access.js';
 import * as calendarFeeds from './20261208200000_calendar_feeds.js';
 import * as sessionReminders from './20261208300000_session_reminders.js';
 import * as money from './20261209000000_money.js';
+import * as backfills from './20261214000000_backfills.js';
 import * as linkLookupFunction from './20261210000000_link_lookup_function.js';
 import * as accounts from './20261211000000_accounts.js';
 import * as incentiveProviderAccounts from './20261209100000_incentive_provider_accounts.js';
@@ -98,4 +99,5 @@ export const migrations: Record<string, Migration> = {
   '20261209100000_incentive_provider_accounts': incentiveProviderAccounts,
   '20261210000000_link_lookup_function': linkLookupFunction,
   '20261211000000_accounts': accounts,
+  '20261214000000_backfills': backfills,
 };
