@@ -7,6 +7,7 @@ import type { ServiceDeps } from './context.js';
 import { type Database, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { installAuthentication, PrincipalCache } from './http/auth.js';
+import { UploadSlots } from './http/upload-slots.js';
 import { CursorCodec, loadCursorSecret } from './http/cursor.js';
 import { consolePrefix, consoleRoutes } from './http/console.js';
 import { answerFrameworkError, ApiError, installErrorHandling, sendError } from './http/errors.js';
@@ -195,6 +196,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
     clock,
     cursors: new CursorCodec(await loadCursorSecret(database.db, config.secretsKey)),
     principals: new PrincipalCache(config.authCacheSeconds),
+    uploads: new UploadSlots({ perWorkspace: config.importUploadsPerWorkspace, perProcess: config.importUploadsPerProcess }),
     limiter,
     providers: options.providers ?? new IncentiveProviders(config.incentiveProvider),
     counts: config.searchCounts

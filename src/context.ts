@@ -9,6 +9,7 @@ import type { CursorCodec } from './http/cursor.js';
 import type { Right } from './http/rights.js';
 import type { ServiceMetrics } from './http/metrics.js';
 import type { RateLimiter } from './http/rate-limit.js';
+import type { UploadSlots } from './http/upload-slots.js';
 import type { IncentiveProviders } from './providers/index.js';
 import type { SearchCounts } from './search/counts/index.js';
 
@@ -36,6 +37,8 @@ export interface ServiceDeps {
   clock: Clock;
   cursors: CursorCodec;
   principals: PrincipalCache;
+  /** Uploads received at once, shared by people imports and backfills (src/http/upload-slots.ts). */
+  uploads: UploadSlots;
   limiter: RateLimiter;
   /** Incentive provider adapters (src/providers/): INCENTIVE_PROVIDER for new incentives. */
   providers: IncentiveProviders;

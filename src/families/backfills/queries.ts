@@ -98,3 +98,15 @@ export async function finishBackfill(db: Executor, workspaceId: string, backfill
     return ended !== undefined;
   });
 }
+
+/** Backfills that can no longer finish: an upload that died before `receivingBefore`, or background work that failed for good (or vanished). */
+export async function findAbandonedBackfills(db: Executor, receivingBefore: string, limit: number, workspaceId?: string) {
+  const { rows } = await sql<{ workspace_id: string; backfill_id: string; status: string }>`
+    select b.workspace_id, b.backfill_id, b.status from backfills b
+    left join jobs j on j.workspace_id = b.workspace_id and j.job_id = b.job_id
+    where b.status in ('RECEIVING', 'QUEUED', 'RUNNING') ${workspaceId === undefined ? sql`` : sql`and b.workspace_id = ${workspaceId}`}
+      and ((b.status = 'RECEIVING' and b.updated_at < ${receivingBefore}) or (b.status <> 'RECEIVING' and (j.job_id is null or j.state = 'failed')))
+    limit ${limit}
+  `.execute(db);
+  return rows;
+}

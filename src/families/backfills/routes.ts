@@ -36,7 +36,8 @@ export const backfillsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> =
           'here. A row whose person already takes part in the study is skipped: the same file twice changes nothing. The header is checked as the ' +
           'upload arrives (every unknown, unnamed or repeated column, or a missing required one, in one 400); a bad data row is reported by its row ' +
           `number and column while the good rows go in, in batches of ${service.BACKFILL_BATCH_ROWS}. No webhooks are sent for history. ` +
-          'A token without the personal-data right may not backfill (403): rows match people by email.',
+          'A token without the personal-data right may not backfill (403): rows match people by email. Uploads share the people import\'s slots: ' +
+          'a 429 with `Retry-After` while the workspace is already sending a file (IMPORT_UPLOADS_PER_WORKSPACE) or the instance receives as many as it takes (IMPORT_UPLOADS_PER_PROCESS).',
         tags,
         body: { content: { 'text/csv': { schema: BackfillCsvBody } } },
         response: {
@@ -57,9 +58,21 @@ export const backfillsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> =
       const length = Number(request.headers['content-length']);
       if (Number.isFinite(length) && length > maxBytes) throw service.tooLarge(maxBytes);
       const workspaceId = requestContext(deps, request).workspaceId;
-      const context = { ...requestContext(deps, request), db: deps.backgroundDb(workspaceId) };
-      const chunkBytes = deps.storeKind === 'embedded' ? service.EMBEDDED_BACKFILL_CHUNK_BYTES : service.BACKFILL_CHUNK_BYTES;
-      return reply.code(202).send(await service.receiveBackfill(context, body, maxBytes, chunkBytes));
+      // The same slots as people imports: uploads received at once, per workspace and per process.
+      const giveBack = deps.uploads.take(workspaceId);
+      if (!giveBack) {
+        reply.header('Retry-After', 10);
+        // The body is not read: the connection closes after the answer instead of draining it.
+        reply.header('Connection', 'close');
+        throw new ApiError('TOO_MANY_REQUESTS');
+      }
+      try {
+        const context = { ...requestContext(deps, request), db: deps.backgroundDb(workspaceId) };
+        const chunkBytes = deps.storeKind === 'embedded' ? service.EMBEDDED_BACKFILL_CHUNK_BYTES : service.BACKFILL_CHUNK_BYTES;
+        return reply.code(202).send(await service.receiveBackfill(context, body, maxBytes, chunkBytes));
+      } finally {
+        giveBack();
+      }
     },
   );
 

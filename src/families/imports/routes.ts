@@ -15,8 +15,6 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
   // The CSV body is handed to the route unread, so the file streams to storage instead of being
   // buffered whole (Fastify's body limit applies to parsers that read; the route counts bytes itself).
   const csvBodies = new WeakMap<FastifyRequest, Readable>();
-  const uploads = new Map<string, number>();
-  let uploadsInProcess = 0;
   app.addContentTypeParser('text/csv', (request, payload, done) => {
     csvBodies.set(request, payload);
     done(null);
@@ -66,18 +64,15 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
       const length = Number(request.headers['content-length']);
       const maxBytes = deps.config.importMaxBytes;
       if (Number.isFinite(length) && length > maxBytes) throw service.tooLarge(maxBytes);
-      // Uploads received at once, per workspace and per process (issue 32): each one writes to the
-      // store as it arrives, and on the embedded store that work shares the event loop.
+      // Uploads received at once, per workspace and per process (issue 32), shared with backfills.
       const workspaceId = requestContext(deps, request).workspaceId;
-      const ofWorkspace = uploads.get(workspaceId) ?? 0;
-      if (ofWorkspace >= deps.config.importUploadsPerWorkspace || uploadsInProcess >= deps.config.importUploadsPerProcess) {
+      const giveBack = deps.uploads.take(workspaceId);
+      if (!giveBack) {
         reply.header('Retry-After', 10);
         // The body is not read: the connection closes after the answer instead of draining it.
         reply.header('Connection', 'close');
         throw new ApiError('TOO_MANY_REQUESTS');
       }
-      uploads.set(workspaceId, ofWorkspace + 1);
-      uploadsInProcess++;
       try {
         // Background work: on the embedded store the chunks' inserts wait behind interactive
         // statements, and are small enough to hold its one connection a few ms each.
@@ -85,10 +80,7 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
         const chunkBytes = deps.storeKind === 'embedded' ? service.EMBEDDED_IMPORT_CHUNK_BYTES : service.IMPORT_CHUNK_BYTES;
         return reply.code(202).send(await service.receiveImport(context, body, request.query.populationId, maxBytes, chunkBytes));
       } finally {
-        uploadsInProcess--;
-        const left = (uploads.get(workspaceId) ?? 1) - 1;
-        if (left > 0) uploads.set(workspaceId, left);
-        else uploads.delete(workspaceId);
+        giveBack();
       }
     },
   );

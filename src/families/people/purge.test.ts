@@ -94,7 +94,7 @@ describe(`the deletion purge (grace: ${PURGE_GRACE_DAYS} days)`, () => {
     await runJobs(tenant);
     // The old row versions that still held the data are vacuumed away, from the tables and their indexes.
     const purgeRuns = await service.deps.db.selectFrom('jobs').select('result').where('workspace_id', '=', tenant.workspaceId).where('queue', '=', PURGE_QUEUE).where('state', '=', 'completed').execute();
-    expect(purgeRuns.map((run) => run.result)).toContainEqual({ peoplePurged: 1, importsClosed: 0, vacuumed: true });
+    expect(purgeRuns.map((run) => run.result)).toContainEqual({ peoplePurged: 1, importsClosed: 0, backfillsClosed: 0, vacuumed: true });
     const purged = await personRow(gone.personId);
     expect(purged).toMatchObject({
       email: null,

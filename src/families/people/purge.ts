@@ -4,6 +4,7 @@ import type { DB } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { type JobHandler, type Schedule, sweepScope } from '../../jobs/queue.js';
 import { eraseConsentsOfPeople } from '../consent/writer.js';
+import * as backfillQueries from '../backfills/queries.js';
 import * as importQueries from '../imports/queries.js';
 import { eraseMessagesOf } from '../messages/queries.js';
 
@@ -23,6 +24,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export interface PurgeResult {
   peoplePurged: number;
   importsClosed: number;
+  /** Backfills closed for the same reasons as imports: their stored files hold emails. */
+  backfillsClosed: number;
   /** Whether the purged people's tables were vacuumed (only after something was erased). */
   vacuumed: boolean;
 }
@@ -32,7 +35,7 @@ export interface PurgeResult {
  * version (and its index entries, the email index's lower(email) among them) until VACUUM
  * removes it. PostgreSQL's autovacuum would come eventually; the embedded store runs none.
  */
-const ERASED_TABLES = ['people', 'population_members', 'person_unique_values', 'import_chunks', 'import_errors', 'messages', 'message_events', 'participants', 'consent_submissions', 'idempotency_keys'];
+const ERASED_TABLES = ['people', 'population_members', 'person_unique_values', 'import_chunks', 'import_errors', 'backfill_chunks', 'messages', 'message_events', 'participants', 'consent_submissions', 'idempotency_keys'];
 
 /**
  * Erases, for good, the personal data of people deleted more than PURGE_GRACE_DAYS ago by the
@@ -55,7 +58,7 @@ export function purgePeopleHandler(db: Kysely<DB>, clock: Clock, realNow: () => 
       const now = clock.now();
       const cutoff = new Date(now.getTime() - PURGE_GRACE_DAYS * DAY_MS).toISOString();
       const workspaceId = sweepScope(job);
-      const result: PurgeResult = { peoplePurged: 0, importsClosed: 0, vacuumed: false };
+      const result: PurgeResult = { peoplePurged: 0, importsClosed: 0, backfillsClosed: 0, vacuumed: false };
       for (;;) {
         job.signal.throwIfAborted();
         const purged = await purgeBatch(db, cutoff, now.toISOString(), workspaceId);
@@ -63,7 +66,8 @@ export function purgePeopleHandler(db: Kysely<DB>, clock: Clock, realNow: () => 
         if (purged < BATCH_SIZE) break;
       }
       result.importsClosed = await closeAbandonedImports(db, { realNow, signal: job.signal, workspaceId });
-      if (result.peoplePurged > 0 || result.importsClosed > 0) {
+      result.backfillsClosed = await closeAbandonedBackfills(db, { realNow, signal: job.signal, workspaceId });
+      if (result.peoplePurged > 0 || result.importsClosed > 0 || result.backfillsClosed > 0) {
         // Outside any transaction (VACUUM cannot run in one): the dead versions go from tables and indexes.
         await sql`vacuum (analyze) ${sql.join(ERASED_TABLES.map((table) => sql.table(table)))}`.execute(db);
         result.vacuumed = true;
@@ -94,6 +98,22 @@ export async function closeAbandonedImports(db: Kysely<DB>, options: CloseImport
     for (const found of abandoned) {
       const reason = found.status === 'RECEIVING' ? 'The upload was never finished' : 'Its background work failed for good';
       if (await importQueries.finishImport(db, found.workspace_id, found.import_id, 'FAILED', realNow().toISOString(), { reason })) closed++;
+    }
+    if (abandoned.length < BATCH_SIZE) return closed;
+  }
+}
+
+/** The same for backfills (their stored files hold the emails rows match people by). Returns how many. */
+export async function closeAbandonedBackfills(db: Kysely<DB>, options: CloseImportsOptions = {}): Promise<number> {
+  const realNow = options.realNow ?? (() => new Date());
+  const receivingBefore = new Date(realNow().getTime() - ABANDONED_UPLOAD_HOURS * 60 * 60 * 1000).toISOString();
+  let closed = 0;
+  for (;;) {
+    options.signal?.throwIfAborted();
+    const abandoned = await backfillQueries.findAbandonedBackfills(db, receivingBefore, BATCH_SIZE, options.workspaceId);
+    for (const found of abandoned) {
+      const reason = found.status === 'RECEIVING' ? 'The upload was never finished' : 'Its background work failed for good';
+      if (await backfillQueries.finishBackfill(db, found.workspace_id, found.backfill_id, 'FAILED', realNow().toISOString(), { reason })) closed++;
     }
     if (abandoned.length < BATCH_SIZE) return closed;
   }
