@@ -5,20 +5,24 @@ import type { UserRole } from '../db/schema.js';
 import { ApiError, forbidden, sendError } from './errors.js';
 import type { RateLimitDecision, RateLimiter } from './rate-limit.js';
 import { type Right, roleHasRight } from './rights.js';
+import { isWrite, presentsCsrfToken, sessionDigest, sessionSecretOf } from './session-cookie.js';
 import { digestToken, parseToken } from './tokens.js';
 
 /** Who is calling: the token's user, its workspace and what the token may see. */
 export interface Principal {
   workspaceId: string;
   userId: string;
+  /** The API key's id, or for a console session the session's (`ses_…`). */
   tokenId: string;
   role: UserRole;
   canReadPersonalData: boolean;
   canReadScreeners: boolean;
+  /** How the caller authenticated: a bearer API key, or the console's session cookie. */
+  via: 'API_KEY' | 'SESSION';
 }
 
 /** The user a token belongs to, as the token store finds it. */
-export interface TokenOwner extends Principal {
+export interface TokenOwner extends Omit<Principal, 'via'> {
   status: 'INVITED' | 'ACTIVE' | 'DEACTIVATED';
 }
 
@@ -27,6 +31,16 @@ export interface TokenOwner extends Principal {
  * users family keeps tokens; the service hands its lookup in, so the hook imports no family.
  */
 export type TokenLookup = (workspaceId: string, digest: string) => Promise<TokenOwner | undefined>;
+
+/**
+ * Finds the principal of the live session with this secret's digest (its idle clock restarted),
+ * or undefined: ended, idle or past its end, or its user not ACTIVE. The sign-in family keeps
+ * sessions; the service hands its lookup in.
+ */
+export type SessionLookup = (digest: Buffer) => Promise<Principal | undefined>;
+
+/** The PrincipalCache key of a session: its digest under a prefix of its own. */
+export const sessionCacheKey = (digest: Buffer) => `session:${digest.toString('hex')}`;
 
 export interface RouteAccess {
   /** The right the operation requires; absent on public routes. */
@@ -133,8 +147,19 @@ function lookupPrincipal(findTokenOwner: TokenLookup, cache: PrincipalCache, cre
       role: owner.role,
       canReadPersonalData: owner.canReadPersonalData,
       canReadScreeners: owner.canReadScreeners,
+      via: 'API_KEY',
     };
   });
+}
+
+/**
+ * The principal of the request's session cookie, through the same cache as API keys (keyed by the
+ * session's digest, so invalidateUser ends a user's sessions and keys at once).
+ */
+export function lookupSessionPrincipal(findSessionOwner: SessionLookup, cache: PrincipalCache, secret: string): Promise<Principal | undefined> {
+  const digest = sessionDigest(secret);
+  const key = sessionCacheKey(digest);
+  return Promise.resolve(cache.get(key) ?? cache.load(key, () => findSessionOwner(digest)));
 }
 
 export function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision) {
@@ -148,7 +173,10 @@ export function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDeci
  * (the token's, or the client address's for a bad token, so guessing tokens is slow), then
  * check the route's declared right.
  */
-export function installAuthentication(app: FastifyInstance, deps: { findTokenOwner: TokenLookup; cache: PrincipalCache; limiter: RateLimiter; operatorToken?: string | undefined }) {
+export function installAuthentication(
+  app: FastifyInstance,
+  deps: { findTokenOwner: TokenLookup; findSessionOwner?: SessionLookup; cache: PrincipalCache; limiter: RateLimiter; operatorToken?: string | undefined },
+) {
   const operatorDigest = deps.operatorToken === undefined ? undefined : createHash('sha256').update(deps.operatorToken).digest();
   const refuseTooMany = (reply: FastifyReply, decision: RateLimitDecision) => {
     setRateLimitHeaders(reply, decision);
@@ -182,17 +210,24 @@ export function installAuthentication(app: FastifyInstance, deps: { findTokenOwn
     if (!right) return sendError(reply, new ApiError('FORBIDDEN'));
 
     const credential = readCredential(request.headers.authorization);
-    let principal = credential ? deps.cache.get(credential.digest) : undefined;
+    // The console's session cookie, only when no Authorization header is sent: the API's bearer keys are unchanged.
+    const sessionSecret = request.headers.authorization === undefined && deps.findSessionOwner ? sessionSecretOf(request) : undefined;
+    let principal = credential ? deps.cache.get(credential.digest) : sessionSecret !== undefined ? deps.cache.get(sessionCacheKey(sessionDigest(sessionSecret))) : undefined;
     if (!principal) {
       // A client address that has spent its budget on bad tokens costs no database lookup.
       const refusal = await deps.limiter.refusalIfSpent(`address:${request.ip}`);
       if (refusal) return refuseTooMany(reply, refusal);
-      principal = credential ? await lookupPrincipal(deps.findTokenOwner, deps.cache, credential) : undefined;
+      if (credential) principal = await lookupPrincipal(deps.findTokenOwner, deps.cache, credential);
+      else if (sessionSecret !== undefined && deps.findSessionOwner) principal = await lookupSessionPrincipal(deps.findSessionOwner, deps.cache, sessionSecret);
     }
     const decision = await deps.limiter.consume(principal ? `token:${principal.tokenId}` : `address:${request.ip}`);
     if (!decision.allowed) return refuseTooMany(reply, decision);
     setRateLimitHeaders(reply, decision);
     if (!principal) return sendError(reply, new ApiError('UNAUTHORIZED'));
+    // A write by the session cookie carries the session's CSRF token (session-cookie.ts); a bearer key needs none.
+    if (principal.via === 'SESSION' && isWrite(request.method) && (sessionSecret === undefined || !presentsCsrfToken(request, sessionSecret))) {
+      return sendError(reply, new ApiError('FORBIDDEN', [], 'the X-CSRF-Token header is missing or wrong'));
+    }
     if (!roleHasRight(principal.role, right)) return sendError(reply, forbidden(right));
     request.principal = principal;
   });

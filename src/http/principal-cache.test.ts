@@ -6,6 +6,7 @@ const principal: Principal = {
   userId: 'usr_01JD0000000000000000000000',
   tokenId: 'tok_01JD0000000000000000000000',
   role: 'RESEARCHER',
+  via: 'API_KEY',
   canReadPersonalData: true,
   canReadScreeners: true,
 };

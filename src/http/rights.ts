@@ -37,6 +37,7 @@ export const allRights = [
   'messages:read',
   'messages:write',
   'incentive-providers:manage',
+  'users:write',
   'test-helpers:run',
 ] as const;
 
@@ -58,7 +59,7 @@ export const allRoles: readonly UserRole[] = [
  * for the workspace's incentive provider and its credentials: where the money goes and whose
  * account pays it.
  */
-const superAdminRights: readonly Right[] = ['test-helpers:run', 'incentive-providers:manage'];
+const superAdminRights: readonly Right[] = ['test-helpers:run', 'incentive-providers:manage', 'users:write'];
 /** The rights of the API proper, which the other roles share out. */
 const apiRights = allRights.filter((right) => !superAdminRights.includes(right));
 // Webhook endpoints' URLs often embed a receiver's own secret: reading them is for who integrates.
