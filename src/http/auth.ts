@@ -55,6 +55,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     right?: Right;
     public?: boolean;
+    /** A public route that the console's session cookie authenticates itself (documented with the sessionCookie scheme). */
+    sessionCookie?: boolean;
     /**
      * The operator token (TEST_HELPERS_TOKEN) is accepted here: `only`, it alone (no workspace
      * token reaches the route: 401 without a credential, 403 with any other); `also`, besides a

@@ -2,6 +2,8 @@
 
 /** The POST operations that declare an `Idempotency-Key` header: the client sends a key on these by default. */
 export const idempotencyKeyPaths: ReadonlySet<string> = new Set([
+  "/users/invitations",
+  "/users/{userId}/invitation",
   "/studies",
   "/studies/{studyId}/status",
   "/studies/{studyId}/launch",
@@ -95,6 +97,9 @@ export const pagedOperations = {
 export const operationRoles = {
   "get /me": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
   "get /teams": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
+  "post /users/invitations": ["SUPER_ADMIN"],
+  "post /users/{userId}/invitation": ["SUPER_ADMIN"],
+  "delete /users/{userId}/invitation": ["SUPER_ADMIN"],
   "get /studies": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],
   "post /studies": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR"],
   "get /studies/{studyId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "CUSTOM", "OBSERVER"],

@@ -65,6 +65,18 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; findSe
     }
     return { principal, secret };
   };
+  /** The session of a request to a cookie-authenticated route, resolved before its body is read (onRequest). */
+  const sessions = new WeakMap<FastifyRequest, { principal: Principal; secret: string }>();
+  const requireSession = async (request: FastifyRequest, reply: FastifyReply) => {
+    const session = await sessionOf(request, reply, request.method !== 'GET' && request.method !== 'HEAD');
+    if (session) sessions.set(request, session);
+    return session ? undefined : reply;
+  };
+  const sessionOfRequest = (request: FastifyRequest) => {
+    const session = sessions.get(request);
+    if (!session) throw new Error('A session route ran without its session');
+    return session;
+  };
   /** Sets the new session's cookie; a session the browser still presented ends (a new session at every sign-in). */
   const begin = async (request: FastifyRequest, reply: FastifyReply, started: service.StartedSession) => {
     const previous = sessionSecretOf(request);
@@ -149,7 +161,6 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; findSe
         summary: 'Accept an invitation',
         description: "Spends the invitation link's token: the user becomes ACTIVE, keeps `password` when given, and is signed in (a session cookie).",
         tags: ['Session'],
-        security: [],
         body: AcceptInvitationBody,
         response: { 200: sessionStarted, 400: linkRefused },
       },
@@ -167,7 +178,6 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; findSe
         description:
           'Emails a single-use sign-in link (valid 15 minutes) when the address is an ACTIVE user of the workspace. The answer is the same 202 whatever the address, and the work the same, so it tells nothing of who is a user.',
         tags: ['Session'],
-        security: [],
         body: LinkRequestBody,
         response: { 202: Type.Ref(LinkRequested), 400: invalid, 429: tooMany },
       },
@@ -188,7 +198,6 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; findSe
         summary: 'Sign in with an emailed link',
         description: "Spends the sign-in link's token and starts a session (a cookie).",
         tags: ['Session'],
-        security: [],
         body: RedeemBody,
         response: { 200: sessionStarted, 400: linkRefused },
       },
@@ -207,7 +216,6 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; findSe
           'Starts a session (a cookie) for the ACTIVE user of this address with this password. A wrong password, an unknown address or workspace, and a user without a password all get the same 401 after the same work. ' +
           'Attempts are limited per client address and per account (SIGN_IN_RATE_LIMIT_MAX per window).',
         tags: ['Session'],
-        security: [],
         body: PasswordSignInBody,
         response: { 200: sessionStarted, 400: invalid, 401: plainText('Unauthorized: the email or the password is wrong (one answer for every reason).', 'Unauthorized'), 429: tooMany },
       },
@@ -221,20 +229,19 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; findSe
   app.put(
     '/session/password',
     {
-      config: { public: true },
+      config: { public: true, sessionCookie: true },
+      onRequest: requireSession,
       schema: {
         operationId: 'setPassword',
         summary: "Set the signed-in user's password",
         description: 'With the session cookie and its X-CSRF-Token. When a password is set already, `currentPassword` must be it.',
         tags: ['Session'],
-        security: [],
         body: ChangePasswordBody,
         response: { 200: Type.Ref(PasswordChanged), 400: invalid, 401: noSession, 403: noCsrf, 429: tooMany },
       },
     },
     async (request, reply) => {
-      const session = await sessionOf(request, reply, true);
-      if (!session) return reply;
+      const session = sessionOfRequest(request);
       if (!(await limitAttempts(request, reply, `${session.principal.workspaceId}:${session.principal.userId}`))) return reply;
       return service.changePassword(deps.tenantDb(session.principal.workspaceId), deps.clock, session.principal, request.body);
     },
@@ -243,19 +250,18 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; findSe
   app.get(
     '/session',
     {
-      config: { public: true },
+      config: { public: true, sessionCookie: true },
+      onRequest: requireSession,
       schema: {
         operationId: 'getSession',
         summary: 'The current console session',
         description: 'The session of the cookie: its user, its ends, and the CSRF token to send in X-CSRF-Token with every write made with the cookie.',
         tags: ['Session'],
-        security: [],
         response: { 200: Type.Ref(SessionInfo), 401: noSession },
       },
     },
     async (request, reply) => {
-      const session = await sessionOf(request, reply, false);
-      if (!session) return reply;
+      const session = sessionOfRequest(request);
       const { principal, secret } = session;
       const row = await deps
         .tenantDb(principal.workspaceId)
@@ -273,19 +279,18 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; findSe
   app.delete(
     '/session',
     {
-      config: { public: true },
+      config: { public: true, sessionCookie: true },
+      onRequest: requireSession,
       schema: {
         operationId: 'signOut',
         summary: 'Sign out',
         description: 'Ends the session of the cookie and clears the cookie. With its X-CSRF-Token.',
         tags: ['Session'],
-        security: [],
         response: { 200: Type.Ref(SignedOut), 401: noSession, 403: noCsrf },
       },
     },
     async (request, reply) => {
-      const session = await sessionOf(request, reply, true);
-      if (!session) return reply;
+      const session = sessionOfRequest(request);
       await service.endSession(deps.db, deps.clock, session.secret);
       deps.principals.invalidateUser(session.principal.workspaceId, session.principal.userId);
       setSessionCookie(reply, '', 0, secureCookie);
@@ -296,19 +301,18 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; findSe
   app.post(
     '/session/sign-out-everywhere',
     {
-      config: { public: true },
+      config: { public: true, sessionCookie: true },
+      onRequest: requireSession,
       schema: {
         operationId: 'signOutEverywhere',
         summary: 'Sign out everywhere',
         description: "Ends every session of the signed-in user, on every device, and clears this one's cookie. With its X-CSRF-Token. API keys are not touched.",
         tags: ['Session'],
-        security: [],
         response: { 200: Type.Ref(SignedOut), 401: noSession, 403: noCsrf },
       },
     },
     async (request, reply) => {
-      const session = await sessionOf(request, reply, true);
-      if (!session) return reply;
+      const session = sessionOfRequest(request);
       const { workspaceId, userId } = session.principal;
       const sessionsEnded = await service.endSessionsOfUser(deps.tenantDb(workspaceId), deps.clock, workspaceId, userId);
       deps.principals.invalidateUser(workspaceId, userId);
