@@ -96,7 +96,7 @@ export function SignInPage({ onSignedIn, initialProblem }: { onSignedIn(session:
       </form>
       <section aria-labelledby="token-heading">
         <h2 id="token-heading">Developers</h2>
-        <form onSubmit={withToken} noValidate aria-label="Sign in with an API token">
+        <form onSubmit={withToken} noValidate aria-label="Developer sign-in">
           <Field label="API token" error={problemOf === 'token' ? problem?.summary : undefined} hint="A token from your administrator (it starts with rk_). It is kept in this tab only, until you sign out or close it.">
             {(control) => (
               <input {...control} name="token" type="password" autocomplete="off" spellcheck={false} value={token} onInput={(event) => setToken(event.currentTarget.value)} />
