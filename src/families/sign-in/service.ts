@@ -250,12 +250,12 @@ export async function changePassword(db: Kysely<DB>, clock: Clock, principal: Pr
  * session lookup runs, through the PrincipalCache. A session carries the full personal-data and
  * screener rights of its user's role.
  */
-export async function findSessionPrincipal(ownerDb: Kysely<DB>, clock: Clock, digest: Buffer): Promise<(Principal & { session: queries.LiveSession }) | undefined> {
+export async function findSessionPrincipal(ownerDb: Kysely<DB>, clock: Clock, digest: Buffer): Promise<Principal | undefined> {
   const now = clock.now();
   const idleSince = new Date(now.getTime() - SESSION_IDLE_HOURS * 3_600_000).toISOString();
   const session = await queries.touchSession(ownerDb, digest, now.toISOString(), idleSince);
   if (!session) return undefined;
-  return { workspaceId: session.workspaceId, userId: session.userId, tokenId: session.sessionId, role: session.role, canReadPersonalData: true, canReadScreeners: true, via: 'SESSION', session };
+  return { workspaceId: session.workspaceId, userId: session.userId, tokenId: session.sessionId, role: session.role, canReadPersonalData: true, canReadScreeners: true, via: 'SESSION' };
 }
 
 /** Ends the session of this secret (sign-out); answers its user, to drop them from the cache. */
