@@ -107,8 +107,8 @@ await build({
   // ioredis (loaded with createRequire only when REDIS_URL is set) and pg-native (pg's optional
   // native binding, not installed) and pdfkit (the signed consent copy: it reads its standard
   // fonts' metrics from files beside its code). The packages that use __dirname are bundled with
-  // it restored (packageDirnames).
-  external: ['@electric-sql/pglite', 'ioredis', 'pg-native', 'pdfkit'],
+  // it restored (packageDirnames). @node-rs/argon2 loads its platform's prebuilt binary (.node) at run time.
+  external: ['@electric-sql/pglite', 'ioredis', 'pg-native', 'pdfkit', '@node-rs/argon2'],
   plugins: [packageDirnames, lazyYaml, pgOnNode],
   // Bundled CommonJS dependencies call require(); in an ES module it has to be made.
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },

@@ -95,6 +95,10 @@ import { bookingNotifyHandler } from './families/scheduling/notify-job.js';
 import { calendarFeedPublicRoutes, calendarFeedsRoutes } from './families/calendar-feeds/routes.js';
 import { calendarFeedSchemas } from './families/calendar-feeds/schemas.js';
 import { signInHandler } from './families/person-access/sign-in-job.js';
+import { signInRoutes } from './families/sign-in/routes.js';
+import { signInSchemas } from './families/sign-in/schemas.js';
+import { findSessionPrincipal } from './families/sign-in/service.js';
+import { userMailHandler } from './families/sign-in/mail-job.js';
 import { registerHousekeepingJobs } from './jobs/registry.js';
 import { JobRunner } from './jobs/runner.js';
 import { keepPlannerStatistics, type PlannerStatisticsKeeper } from './db/planner-statistics.js';
@@ -250,7 +254,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...backfillSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...incentiveBudgetSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas, ...schedulingSchemas, ...calendarFeedSchemas, ...incentiveProviderSchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...backfillSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...incentiveBudgetSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas, ...schedulingSchemas, ...calendarFeedSchemas, ...incentiveProviderSchemas, ...signInSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   const keyUsage = new KeyUsage(deps.db, clock, (error) => app.log.warn({ err: error }, "API keys' lastUsedAt could not be written; the next uses will be"));
   keyUsage.start();
@@ -262,13 +266,19 @@ export async function buildService(options: BuildOptions): Promise<Service> {
         onLost: (error) => app.log.warn({ err: error }, 'an invalidation could not be broadcast: other instances see it within AUTH_CACHE_SECONDS'),
       })
     : undefined;
+  // The console's session cookie: its lookup checks the session's ends and its user's status (src/families/sign-in/).
+  const findSessionOwner = (digest: Buffer) => findSessionPrincipal(deps.db, deps.clock, digest);
   installAuthentication(app, {
     findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest),
+    findSessionOwner,
     cache: deps.principals,
     limiter,
     operatorToken: config.testHelpers ? config.testHelpersToken : undefined,
     now: () => clock.now().getTime(),
-    onAuthenticated: (principal) => keyUsage.note(principal.workspaceId, principal.tokenId),
+    // A key's lastUsedAt; a console session keeps its own last-seen time.
+    onAuthenticated: (principal) => {
+      if (principal.via === 'API_KEY') keyUsage.note(principal.workspaceId, principal.tokenId);
+    },
   });
   const heavyWork = new WorkspaceWorkLimiter({
     capacity: config.searchWeightPerWorkspace,
@@ -322,10 +332,13 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   jobs.register(bookingNotifyHandler({ db: deps.db, clock: deps.clock, mailer: mail.mailer, publicUrl: config.publicUrl }));
   // A sign-in link to the person's own page (src/participant/hub/) goes the same way.
   jobs.register(signInHandler({ db: deps.db, clock: deps.clock, mailer: mail.mailer, publicUrl: config.publicUrl }));
+  // A workspace user's invitation and sign-in links (the sign-in family's job).
+  jobs.register(userMailHandler({ db: deps.db, clock: deps.clock, mailer: mail.mailer, publicUrl: config.publicUrl }));
 
   await app.register(
     async (v1) => {
       await v1.register(usersRoutes, { deps });
+      await v1.register(signInRoutes, { deps, findSessionOwner });
       await v1.register(studiesRoutes, { deps });
       await v1.register(quotaGroupsRoutes, { deps });
       await v1.register(schedulingRoutes, { deps });

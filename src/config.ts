@@ -26,6 +26,8 @@ const ConfigSchema = Type.Object({
   openapiRateLimitMax: Type.Integer({ minimum: 1 }),
   participantRateLimitMax: Type.Integer({ minimum: 1 }),
   participantLinkRateLimitMax: Type.Integer({ minimum: 1 }),
+  /** Sign-in attempts (password, emailed link) per client address and per account per rate-limit window. */
+  signInRateLimitMax: Type.Integer({ minimum: 1 }),
   /** Rows of search pages a workspace may have in flight at once (a search weighs its page size, at least 50). */
   searchWeightPerWorkspace: Type.Integer({ minimum: 1000 }),
   /** Searches of a workspace that may wait for that weight; past it, or after searchWaitMs, a 429. */
@@ -155,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     openapiRateLimitMax: integer(env.OPENAPI_RATE_LIMIT_MAX, 60),
     participantRateLimitMax: integer(env.PARTICIPANT_RATE_LIMIT_MAX, 120),
     participantLinkRateLimitMax: integer(env.PARTICIPANT_LINK_RATE_LIMIT_MAX, 60),
+    signInRateLimitMax: integer(env.SIGN_IN_RATE_LIMIT_MAX, 10),
     searchWeightPerWorkspace: integer(env.SEARCH_WEIGHT_PER_WORKSPACE, 2_000),
     searchQueuePerWorkspace: integer(env.SEARCH_QUEUE_PER_WORKSPACE, 32),
     searchWaitMs: integer(env.SEARCH_WAIT_MS, 10_000),

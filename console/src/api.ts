@@ -12,6 +12,19 @@ export function createApi(token: string): RecruitClient {
 }
 
 /**
+ * The typed client of a signed-in session: the browser sends the session cookie (same origin),
+ * and every call carries the session's CSRF token, which the API requires on writes.
+ */
+export function createSessionApi(csrfToken: string): RecruitClient {
+  return createClient({ baseUrl: apiBaseUrl, headers: { 'X-CSRF-Token': csrfToken }, retries: { retries: 2, maxDelayMs: 5_000 } });
+}
+
+/** A client without credentials: the sign-in calls, before there is a session. */
+export function createVisitorApi(): RecruitClient {
+  return createClient({ baseUrl: apiBaseUrl, retries: false });
+}
+
+/**
  * A failed call in words: `summary` for the page, `fields` for the form fields that caused it
  * (each item's `path` is where the offending value is, as the API's 400/404/409 bodies say).
  */

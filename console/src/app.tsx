@@ -10,11 +10,12 @@ import { ApiKeysPage } from './pages/ApiKeys.js';
 import { TeamsPage } from './pages/Teams.js';
 import { UsersPage } from './pages/Users.js';
 import { SignInPage } from './pages/SignIn.js';
+import { InvitationPage, SignInLinkPage } from './pages/Invitation.js';
 import { StudiesPage } from './pages/Studies.js';
 import { StudyPage } from './pages/Study.js';
 import { StudyEventsPage } from './pages/StudyEvents.js';
 import { lazyPage } from './lazy.js';
-import { forgetToken, openSession, type Session, SessionContext, storedToken } from './session.js';
+import { endSession, forgetToken, hasCookieSession, openCookieSession, openSession, type Session, SessionContext, storedToken } from './session.js';
 
 /** Where the server serves the console (src/http/console.ts); vite.config.ts builds for it. */
 export const consoleBase = '/console';
@@ -49,7 +50,7 @@ function Routes() {
   );
 }
 
-function Shell({ session, onSignOut }: { session: Session; onSignOut(): void }) {
+function Shell({ session, onSignOut }: { session: Session; onSignOut(everywhere?: boolean): void }) {
   const { user } = session;
   return (
     <>
@@ -88,10 +89,17 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut(): void }) 
               {user.fullname && <span class="muted signed-in-email"> {user.email}</span>}
             </li>
             <li>
-              <button type="button" class="secondary outline sign-out" onClick={onSignOut}>
+              <button type="button" class="secondary outline sign-out" onClick={() => onSignOut()}>
                 Sign out
               </button>
             </li>
+            {session.via === 'COOKIE' && (
+              <li>
+                <button type="button" class="secondary outline sign-out" onClick={() => onSignOut(true)}>
+                  Sign out everywhere
+                </button>
+              </li>
+            )}
           </ul>
         </nav>
       </header>
@@ -105,12 +113,23 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut(): void }) 
 type Start = { state: 'checking' } | { state: 'signed-out'; problem?: Problem } | { state: 'signed-in'; session: Session };
 
 export function App() {
-  const [start, setStart] = useState<Start>(() => (storedToken() ? { state: 'checking' } : { state: 'signed-out' }));
+  // The pages an emailed link opens are for signing in: no session is looked for there.
+  const linkPage = /\/(invitation|sign-in\/link)$/.test(location.pathname);
+  const [start, setStart] = useState<Start>(() => (!linkPage && (storedToken() || hasCookieSession()) ? { state: 'checking' } : { state: 'signed-out' }));
 
-  // A token kept from earlier in this tab (a reload) is checked again before any page shows.
+  // A token kept from earlier in this tab (a reload) is checked again before any page shows;
+  // without one, the session cookie (HttpOnly: only the API can tell whether it is still live).
   useEffect(() => {
+    if (linkPage) return;
     const token = storedToken();
-    if (!token) return;
+    if (!token) {
+      if (!hasCookieSession()) return;
+      openCookieSession().then(
+        (session) => setStart({ state: 'signed-in', session }),
+        () => setStart({ state: 'signed-out' }),
+      );
+      return;
+    }
     openSession(token).then(
       (session) => setStart({ state: 'signed-in', session }),
       (error: unknown) => {
@@ -120,9 +139,14 @@ export function App() {
     );
   }, []);
 
-  const signOut = () => {
-    forgetToken();
-    setStart({ state: 'signed-out' });
+  const signOut = (everywhere = false) => {
+    const ending = start.state === 'signed-in' ? endSession(start.session, everywhere) : Promise.resolve();
+    // Signed out on this page whatever the answer (a session already ended answers 401).
+    void ending.catch(() => {}).then(() => setStart({ state: 'signed-out' }));
+  };
+  const signedIn = (session: Session) => {
+    if (linkPage) history.replaceState(null, '', `${consoleBase}/`);
+    setStart({ state: 'signed-in', session });
   };
 
   let content;
@@ -133,7 +157,13 @@ export function App() {
       </main>
     );
   } else if (start.state === 'signed-out') {
-    content = <SignInPage initialProblem={start.problem} onSignedIn={(session) => setStart({ state: 'signed-in', session })} />;
+    content = (
+      <Switch>
+        <Route path="/invitation">{() => <InvitationPage onSignedIn={signedIn} />}</Route>
+        <Route path="/sign-in/link">{() => <SignInLinkPage onSignedIn={signedIn} />}</Route>
+        <Route>{() => <SignInPage initialProblem={start.problem} onSignedIn={signedIn} />}</Route>
+      </Switch>
+    );
   } else {
     content = (
       <SessionContext.Provider value={{ session: start.session, signOut }}>

@@ -431,6 +431,9 @@ export interface DB {
   backfills: BackfillsTable;
   backfill_chunks: BackfillChunksTable;
   backfill_errors: BackfillErrorsTable;
+  user_sign_in_links: UserSignInLinksTable;
+  user_sessions: UserSessionsTable;
+  user_passwords: UserPasswordsTable;
 }
 
 export type JobState = 'queued' | 'running' | 'completed' | 'failed';
@@ -1207,4 +1210,40 @@ export interface BackfillErrorsTable {
   row_number: number;
   column_name: string | null;
   message: string;
+}
+
+/** A link emailed to a workspace user (src/families/sign-in/): an invitation or a sign-in link, its token's SHA-256 only. */
+export interface UserSignInLinksTable {
+  workspace_id: string;
+  link_id: string;
+  user_id: string;
+  purpose: 'INVITATION' | 'SIGN_IN';
+  token_sha256: Buffer;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+}
+
+/** How a console session began. */
+export type UserSessionMethod = 'INVITATION' | 'LINK' | 'PASSWORD' | 'OIDC';
+
+/** A workspace user's console session (src/families/sign-in/): its cookie secret's SHA-256 only. */
+export interface UserSessionsTable {
+  workspace_id: string;
+  session_id: string;
+  user_id: string;
+  method: UserSessionMethod;
+  token_sha256: Buffer;
+  created_at: Timestamp;
+  last_seen_at: Timestamp;
+  expires_at: Timestamp;
+  ended_at: Timestamp | null;
+}
+
+/** A workspace user's password: an argon2id PHC string (src/families/sign-in/passwords.ts). */
+export interface UserPasswordsTable {
+  workspace_id: string;
+  user_id: string;
+  password_hash: string;
+  updated_at: Timestamp;
 }

@@ -5,12 +5,14 @@ import type { UserRole } from '../db/schema.js';
 import { ApiError, forbidden, sendError } from './errors.js';
 import type { RateLimitDecision, RateLimiter } from './rate-limit.js';
 import { effectiveRights, type Right } from './rights.js';
+import { isWrite, presentsCsrfToken, sessionDigest, sessionSecretOf } from './session-cookie.js';
 import { digestToken, parseToken } from './tokens.js';
 
 /** Who is calling: the token's user, its workspace and what the token may see. */
 export interface Principal {
   workspaceId: string;
   userId: string;
+  /** The API key's id, or for a console session the session's (`ses_…`). */
   tokenId: string;
   role: UserRole;
   /**
@@ -23,6 +25,8 @@ export interface Principal {
   canReadScreeners: boolean;
   /** When the credential stops working (ms since the epoch); absent: it does not expire. */
   expiresAtMs?: number;
+  /** How the caller authenticated: a bearer API key, or the console's session cookie. */
+  via: 'API_KEY' | 'SESSION';
 }
 
 /** The user a token belongs to, as the token store finds it. */
@@ -53,6 +57,7 @@ export function principalOfOwner(owner: TokenOwner): Principal {
     canReadPersonalData: owner.canReadPersonalData,
     canReadScreeners: owner.canReadScreeners,
     ...(owner.expiresAt === null ? {} : { expiresAtMs: Date.parse(owner.expiresAt) }),
+    via: 'API_KEY',
   };
 }
 
@@ -64,6 +69,16 @@ export type Invalidation = { kind: 'user'; workspaceId: string; userId: string }
  * users family keeps tokens; the service hands its lookup in, so the hook imports no family.
  */
 export type TokenLookup = (workspaceId: string, digest: string) => Promise<TokenOwner | undefined>;
+
+/**
+ * Finds the principal of the live session with this secret's digest (its idle clock restarted),
+ * or undefined: ended, idle or past its end, or its user not ACTIVE. The sign-in family keeps
+ * sessions; the service hands its lookup in.
+ */
+export type SessionLookup = (digest: Buffer) => Promise<Principal | undefined>;
+
+/** The PrincipalCache key of a session: its digest under a prefix of its own. */
+export const sessionCacheKey = (digest: Buffer) => `session:${digest.toString('hex')}`;
 
 export interface RouteAccess {
   /** The right the operation requires; absent on public routes. */
@@ -78,6 +93,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     right?: Right;
     public?: boolean;
+    /** A public route that the console's session cookie authenticates itself (documented with the sessionCookie scheme). */
+    sessionCookie?: boolean;
     /**
      * The operator token (TEST_HELPERS_TOKEN) is accepted here: `only`, it alone (no workspace
      * token reaches the route: 401 without a credential, 403 with any other); `also`, besides a
@@ -183,6 +200,16 @@ function lookupPrincipal(findTokenOwner: TokenLookup, cache: PrincipalCache, cre
   });
 }
 
+/**
+ * The principal of the request's session cookie, through the same cache as API keys (keyed by the
+ * session's digest, so invalidateUser ends a user's sessions and keys at once).
+ */
+export function lookupSessionPrincipal(findSessionOwner: SessionLookup, cache: PrincipalCache, secret: string): Promise<Principal | undefined> {
+  const digest = sessionDigest(secret);
+  const key = sessionCacheKey(digest);
+  return Promise.resolve(cache.get(key) ?? cache.load(key, () => findSessionOwner(digest)));
+}
+
 export function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision) {
   reply.header('X-RateLimit-Limit', decision.limit);
   reply.header('X-RateLimit-Remaining', decision.remaining);
@@ -198,6 +225,7 @@ export function installAuthentication(
   app: FastifyInstance,
   deps: {
     findTokenOwner: TokenLookup;
+    findSessionOwner?: SessionLookup;
     cache: PrincipalCache;
     limiter: RateLimiter;
     operatorToken?: string | undefined;
@@ -241,12 +269,15 @@ export function installAuthentication(
     if (!right) return sendError(reply, new ApiError('FORBIDDEN'));
 
     const credential = readCredential(request.headers.authorization);
-    let principal = credential ? deps.cache.get(credential.digest) : undefined;
+    // The console's session cookie, only when no Authorization header is sent: the API's bearer keys are unchanged.
+    const sessionSecret = request.headers.authorization === undefined && deps.findSessionOwner ? sessionSecretOf(request) : undefined;
+    let principal = credential ? deps.cache.get(credential.digest) : sessionSecret !== undefined ? deps.cache.get(sessionCacheKey(sessionDigest(sessionSecret))) : undefined;
     if (!principal) {
       // A client address that has spent its budget on bad tokens costs no database lookup.
       const refusal = await deps.limiter.refusalIfSpent(`address:${request.ip}`);
       if (refusal) return refuseTooMany(reply, refusal);
-      principal = credential ? await lookupPrincipal(deps.findTokenOwner, deps.cache, credential) : undefined;
+      if (credential) principal = await lookupPrincipal(deps.findTokenOwner, deps.cache, credential);
+      else if (sessionSecret !== undefined && deps.findSessionOwner) principal = await lookupSessionPrincipal(deps.findSessionOwner, deps.cache, sessionSecret);
     }
     const decision = await deps.limiter.consume(principal ? `token:${principal.tokenId}` : `address:${request.ip}`);
     if (!decision.allowed) return refuseTooMany(reply, decision);
@@ -254,6 +285,10 @@ export function installAuthentication(
     if (!principal) return sendError(reply, new ApiError('UNAUTHORIZED'));
     // An expired key: refused from its expiry on, even while its principal is cached.
     if (principal.expiresAtMs !== undefined && now() >= principal.expiresAtMs) return sendError(reply, new ApiError('UNAUTHORIZED'));
+    // A write by the session cookie carries the session's CSRF token (session-cookie.ts); a bearer key needs none.
+    if (principal.via === 'SESSION' && isWrite(request.method) && (sessionSecret === undefined || !presentsCsrfToken(request, sessionSecret))) {
+      return sendError(reply, new ApiError('FORBIDDEN', [], 'the X-CSRF-Token header is missing or wrong'));
+    }
     if (!principal.rights.has(right)) return sendError(reply, forbidden(right));
     deps.onAuthenticated?.(principal);
     request.principal = principal;

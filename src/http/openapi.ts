@@ -31,7 +31,8 @@ export const tags = [
   { name: 'Branding configs', description: "How a study's participant pages look: a display name, an accent colour checked for contrast (4.5:1) and a logo (PNG, JPEG or WebP), named by a study plan's brandingConfigId." },
   { name: 'Messages', description: "Messages to people: templates with variables (Liquid), checked when saved and previewed for one person." },
   { name: 'Calendar feeds', description: "A user's subscribable calendars (iCalendar) of the sessions they host: places booked, no participant's data; the URL is the credential, shown once." },
-  { name: 'Users', description: "The authenticated user, and the workspace's users: roles, seats, deactivation." },
+  { name: 'Users', description: "The authenticated user, and the workspace's users: invitations by email, roles, seats, deactivation." },
+  { name: 'Session', description: "The console's sign-in: invitations accepted, emailed links, passwords, the session cookie (with its CSRF token) and sign-out. The API's bearer tokens are unchanged." },
   { name: 'Teams', description: 'Teams of the workspace and their members.' },
   { name: 'Custom Roles', description: 'Sets of rights a SUPER_ADMIN chooses, held by CUSTOM users.' },
   { name: 'API Keys', description: 'Self-service API keys: a subset of their owner\'s rights, a name, an expiry, when last used.' },
@@ -80,7 +81,8 @@ export function enrichRouteSchema(route: RouteOptions): void {
     // decision (`config.public`), never a forgotten line, so a documented route without either
     // stops the service from starting.
     if (!route.config?.public) throw new Error(`Route ${route.method} ${route.url} declares neither config.right nor config.public`);
-    schema.security = [];
+    // A route the console's session cookie authenticates (the sign-in family checks it) says so.
+    schema.security = route.config?.sessionCookie ? [{ sessionCookie: [] }] : [];
     const responses = { ...(schema.response as Record<string, Record<string, unknown>> | undefined) };
     documentBodyRefusals(route, responses);
     schema.response = responses;
@@ -193,7 +195,12 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicUrl
       tags,
       // What the service POSTs to webhook endpoints, one entry per event type (OpenAPI 3.1).
       ...(options.webhooks ? { webhooks: options.webhooks } : {}),
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from `cli token create` or `cli workspace create`.' } } },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from `cli token create` or `cli workspace create`.' },
+          sessionCookie: { type: 'apiKey', in: 'cookie', name: 'recruit_session', description: "The console's session cookie, set by a sign-in under /session; every write with it also sends X-CSRF-Token (GET /session answers it)." },
+        },
+      },
     },
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json.$id === 'string' ? json.$id : `def-${index}`),

@@ -8,6 +8,7 @@ const principal: Principal = {
   tokenId: 'tok_01JD0000000000000000000000',
   role: 'RESEARCHER',
   rights: rightSetByRole.RESEARCHER,
+  via: 'API_KEY',
   canReadPersonalData: true,
   canReadScreeners: true,
 };

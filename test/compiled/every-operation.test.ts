@@ -398,6 +398,36 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     expect(unwrap(await api.PUT('/incentive-provider', { body: { provider: 'sandbox' } }))).toMatchObject({ provider: 'sandbox', source: 'WORKSPACE', credentialsSet: [] });
     expect(unwrap(await api.DELETE('/incentive-provider'))).toMatchObject({ source: 'CONFIGURATION' });
 
+    // A team signs in: an invitation sent, sent again and accepted with a password; another revoked; a
+    // link asked for and redeemed; the password signed in with and changed; sign-out, and everywhere.
+    const linkIn = async (address: string, count: number, page: string) => {
+      const deadline = Date.now() + 30_000;
+      const links = () => smtp.to(address).filter((mail) => (mail.parsed.text ?? '').includes('/console/'));
+      while (links().length < count && Date.now() < deadline) await sleep(100);
+      const text = links()[count - 1]?.parsed.text ?? '';
+      const token = new RegExp(`/console/${page}#([A-Za-z0-9_-]{43})`).exec(text)?.[1];
+      expect(token, text).toBeDefined();
+      return token!;
+    };
+    const cookieOf = (response: Response) => (response.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const invitee = 'invited.member@compiled.example.test';
+    const invitation = unwrap(await api.POST('/users/invitations', { body: { email: invitee, role: 'RESEARCHER' } }));
+    await linkIn(invitee, 1, 'invitation');
+    unwrap(await api.POST('/users/{userId}/invitation', { params: { path: { userId: invitation.userId } } }));
+    const accepted = await visitor.POST('/session/invitation', { body: { token: await linkIn(invitee, 2, 'invitation'), password: 'a long compiled password' } });
+    const acceptedCookie = cookieOf(accepted.response);
+    const { csrfToken } = unwrap(await visitor.GET('/session', { headers: { cookie: acceptedCookie } }));
+    unwrap(await visitor.PUT('/session/password', { headers: { cookie: acceptedCookie, 'x-csrf-token': csrfToken }, body: { currentPassword: 'a long compiled password', newPassword: 'another compiled password' } }));
+    const revokedInvitation = unwrap(await api.POST('/users/invitations', { body: { email: 'joan@compiled.example.test', role: 'OBSERVER' } }));
+    unwrap(await api.DELETE('/users/{userId}/invitation', { params: { path: { userId: revokedInvitation.userId } } }));
+    unwrap(await visitor.POST('/session/link', { body: { workspace: me.workspaceSlug, email: invitee } }));
+    const byLink = await visitor.POST('/session/link/redeem', { body: { token: await linkIn(invitee, 3, 'sign-in/link') } });
+    const linkSession = unwrap(byLink);
+    const byPassword = await visitor.POST('/session/password', { body: { workspace: me.workspaceSlug, email: invitee, password: 'another compiled password' } });
+    const passwordSession = unwrap(byPassword);
+    unwrap(await visitor.DELETE('/session', { headers: { cookie: cookieOf(byPassword.response), 'x-csrf-token': passwordSession.csrfToken } }));
+    expect(unwrap(await visitor.POST('/session/sign-out-everywhere', { headers: { cookie: cookieOf(byLink.response), 'x-csrf-token': linkSession.csrfToken } }))).toEqual({ sessionsEnded: 2 });
+
     // Incentives: on a draft study (resend and cancel need one, the reference's rule), searched.
     const pilot = unwrap(await api.POST('/studies', { body: { studyType: 'INTERVIEWS', recruitmentStrategy: 'IN_SERVICE', studyPlan: { name: 'Compiled pilot' } } }));
     const pilotParticipants = unwrap(await api.POST('/studies/{studyId}/participants', { params: { path: { studyId: pilot.studyId } }, body: { personIds: [grace.personId] } }));

@@ -222,8 +222,8 @@ function expectBuilt(): void {
 export async function signIn(page: Page, token: string): Promise<void> {
   if (!page.url().includes('/console')) await page.goto('/console/');
   await page.getByLabel('API token').fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  await page.getByRole('button', { name: 'Sign in with the token' }).click();
+  await page.getByRole('button', { name: 'Sign out', exact: true }).waitFor();
 }
 
 /**

@@ -12,7 +12,7 @@ describeConsole('console: signing in', () => {
     const page = await world.newPage();
     await expectAccessible(page);
     await page.getByLabel('API token').fill('rk_not_a_real_token');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in with the token' }).click();
     const field = page.getByLabel('API token');
     await expect.poll(() => field.getAttribute('aria-invalid')).toBe('true');
     // The error is the field's description: read out with it, and shown next to it.
@@ -41,9 +41,9 @@ describeConsole('console: signing in', () => {
 
     // A reload signs in again from sessionStorage.
     await page.reload();
-    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    await page.getByRole('button', { name: 'Sign out', exact: true }).waitFor();
 
-    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await page.getByLabel('API token').waitFor();
     expect(await storageOf(page, 'sessionStorage')).toEqual({});
     expectNoPageErrors(world, page);
