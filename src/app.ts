@@ -94,6 +94,9 @@ import { registerHousekeepingJobs } from './jobs/registry.js';
 import { JobRunner } from './jobs/runner.js';
 import { keepPlannerStatistics, type PlannerStatisticsKeeper } from './db/planner-statistics.js';
 import { SearchCounts } from './search/counts/index.js';
+import { auditSchemas } from './families/audit/schemas.js';
+import { auditRoutes } from './families/audit/routes.js';
+import { AuditRecorder, installAuditTrail } from './families/audit/recorder.js';
 
 export interface BuildOptions {
   config: Config;
@@ -148,6 +151,8 @@ export interface Service {
   mail: Mail;
   /** Heavy work (searches) in flight per workspace, by weight (src/http/heavy-work.ts). */
   heavyWork: WorkspaceWorkLimiter;
+  /** The audit trail's writer: flush() writes the entries waiting (tests read the trail after it). */
+  audit: AuditRecorder;
   /** Starts the background work, when deferBackground held it back; once, and never after close(). */
   startBackground(): Promise<void>;
   /** Stops accepting requests, lets in-flight ones finish, then closes connections. */
@@ -242,7 +247,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...incentiveBudgetSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas, ...schedulingSchemas, ...calendarFeedSchemas, ...incentiveProviderSchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...incentiveBudgetSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas, ...schedulingSchemas, ...calendarFeedSchemas, ...incentiveProviderSchemas, ...auditSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   installAuthentication(app, { findTokenOwner: (workspaceId, digest) => findTokenOwner(deps.db, workspaceId, digest), cache: deps.principals, limiter, operatorToken: config.testHelpers ? config.testHelpersToken : undefined });
   const heavyWork = new WorkspaceWorkLimiter({
@@ -256,6 +261,10 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   // On the embedded store's one connection, a workspace running searches waits behind the others.
   if (database.connections.kind === 'queue') database.connections.queue.setBackground((scope) => scope !== null && heavyWork.busy(scope));
   installIdempotency(app, { dbFor: deps.tenantDb, leaseSeconds: options.idempotencyLeaseSeconds });
+  // The audit trail: every successful write, one entry (after the idempotency replay, which records none).
+  const audit = new AuditRecorder(deps.backgroundDb(null), app.log);
+  installAuditTrail(app, deps, audit);
+  app.addHook('onClose', async () => audit.close());
 
   app.get('/healthz', { schema: { hide: true }, config: { public: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true }, config: { public: true } }, async (_request, reply) => {
@@ -331,6 +340,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       await v1.register(screenerResponsesRoutes, { deps });
       await v1.register(brandingRoutes, { deps });
       await v1.register(calendarFeedsRoutes, { deps });
+      await v1.register(auditRoutes, { deps, recorder: audit });
     },
     { prefix: apiPrefix },
   );
@@ -374,5 +384,5 @@ export async function buildService(options: BuildOptions): Promise<Service> {
     })();
     return closing;
   };
-  return { app, deps, jobs, webhooks, mail, heavyWork, startBackground, close };
+  return { app, deps, jobs, webhooks, mail, heavyWork, audit, startBackground, close };
 }

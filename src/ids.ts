@@ -113,4 +113,5 @@ export const idPrefixes = {
   calendarFeed: 'cfd',
   incentiveBudget: 'bgt',
   ledgerEntry: 'led',
+  auditEvent: 'aud',
 } as const;

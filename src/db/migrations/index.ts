@@ -45,6 +45,7 @@ import * as calendarFeeds from './20261208200000_calendar_feeds.js';
 import * as sessionReminders from './20261208300000_session_reminders.js';
 import * as money from './20261209000000_money.js';
 import * as linkLookupFunction from './20261210000000_link_lookup_function.js';
+import * as auditTrail from './20261213000000_audit_trail.js';
 import * as incentiveProviderAccounts from './20261209100000_incentive_provider_accounts.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
@@ -96,4 +97,5 @@ export const migrations: Record<string, Migration> = {
   '20261209000000_money': money,
   '20261209100000_incentive_provider_accounts': incentiveProviderAccounts,
   '20261210000000_link_lookup_function': linkLookupFunction,
+  '20261213000000_audit_trail': auditTrail,
 };
