@@ -246,24 +246,32 @@ export function installAuditTrail(app: FastifyInstance, deps: Pick<ServiceDeps, 
   });
 }
 
+/** A change the service made itself, for recordServiceChanges. */
+export interface ServiceChange {
+  workspaceId: string;
+  at: string;
+  /** The job's queue or the provider (`messages.deliver`, `incentives.expire`). */
+  service: string;
+  operationId: string;
+  resourceType: string;
+  resourceId: string;
+  before?: string | null;
+  after?: string | null;
+}
+
 /**
  * Entries for what the service changed itself (a job, a provider's report), written at once with
- * `db`: pass the job's transaction so they commit with the change.
+ * `db`: pass the job's transaction so that they commit, or not, with the change.
  */
-export async function recordServiceChanges(
-  db: Kysely<DB>,
-  at: string,
-  service: string,
-  changes: readonly { workspaceId: string; operationId: string; resourceType: string; resourceId: string; before?: string | null; after?: string | null }[],
-) {
+export async function recordServiceChanges(db: Kysely<DB>, changes: readonly ServiceChange[]) {
   await insertEvents(
     db,
     changes.map((change) => ({
       workspace_id: change.workspaceId,
       audit_event_id: newId(idPrefixes.auditEvent),
-      occurred_at: at,
+      occurred_at: change.at,
       actor_kind: 'SERVICE' as const,
-      actor_service: service,
+      actor_service: change.service,
       operation_id: change.operationId,
       resource_type: change.resourceType,
       resource_id: change.resourceId,
