@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { Link, Redirect, Route, Router, Switch } from 'wouter-preact';
 import { describeProblem, type Problem } from './api.js';
+import { AuditPage } from './pages/Audit.js';
 import { humanize } from './components/StatusBadge.js';
 import { CreateStudyPage } from './pages/CreateStudy.js';
 import { ImportsPage } from './pages/Imports.js';
@@ -11,6 +12,7 @@ import { StudiesPage } from './pages/Studies.js';
 import { StudyPage } from './pages/Study.js';
 import { StudyEventsPage } from './pages/StudyEvents.js';
 import { lazyPage } from './lazy.js';
+import { roleMay } from './rights.js';
 import { forgetToken, openSession, type Session, SessionContext, storedToken } from './session.js';
 
 /** Where the server serves the console (src/http/console.ts); vite.config.ts builds for it. */
@@ -38,6 +40,7 @@ function Routes() {
       <Route path="/people">{() => <PeoplePage />}</Route>
       <Route path="/people/:personId">{(params) => <PersonPage personId={params.personId} />}</Route>
       <Route path="/imports" component={ImportsPage} />
+      <Route path="/audit" component={AuditPage} />
       <Route component={NotFoundPage} />
     </Switch>
   );
@@ -45,6 +48,7 @@ function Routes() {
 
 function Shell({ session, onSignOut }: { session: Session; onSignOut(): void }) {
   const { user } = session;
+  const mayReadAudit = roleMay(user.role, 'get /audit-events');
   return (
     <>
       <a class="skip-link" href="#main">
@@ -66,6 +70,11 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut(): void }) 
             <li>
               <Link href="/imports">Imports</Link>
             </li>
+            {mayReadAudit && (
+              <li>
+                <Link href="/audit">Audit</Link>
+              </li>
+            )}
           </ul>
           <ul class="shell-user">
             <li class="signed-in" aria-label="Signed in as">
