@@ -32,6 +32,7 @@ export const tags = [
   { name: 'Calendar feeds', description: "A user's subscribable calendars (iCalendar) of the sessions they host: places booked, no participant's data; the URL is the credential, shown once." },
   { name: 'Users', description: 'The authenticated user.' },
   { name: 'Teams', description: 'Teams of the workspace.' },
+  { name: 'Audit trail', description: "Every write to the workspace, by whom (a user's key or session, a participant, the service), on what, when, with the status before and after; ids and states only, never personal data; kept for the workspace's retention." },
 ];
 
 export const rateLimitHeaders = {

@@ -90,6 +90,31 @@ describe('recording', () => {
     expect(last).toMatchObject({ actor_kind: 'PARTICIPANT', actor_user_id: null, operation_id: 'submitSignupForm', resource_type: 'signupSubmission', resource_id: sent.json<{ submissionId: string }>().submissionId });
   });
 
+  it("names the person on a participant's page as PARTICIPANT, with their participation", async () => {
+    const tenant = await createTenant(service);
+    const person = await createPerson(service, tenant, { email: 'audit.page@example.test' });
+    const studyId = await createStudy(service, tenant, { studyType: 'INTERVIEWS', screener: true, launch: true });
+    const [participant] = await addParticipants(service, tenant, studyId, [person.personId]);
+    const link = await call(service, 'POST', `/studies/${studyId}/participants/${participant!.participantId}/links`, { token: tenant.token, body: { purpose: 'SCREENER' } });
+    expect(link.statusCode, link.body).toBe(201);
+    const path = new URL(link.json<{ url: string }>().url).pathname;
+    const html = (await service.app.inject({ method: 'GET', url: path })).body;
+    const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)![1]!;
+    const question = /name="(q_[^"]+)"/.exec(html)![1]!;
+    const sent = await service.app.inject({
+      method: 'POST',
+      url: path,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
+      payload: new URLSearchParams({ formToken: field('formToken'), startedAt: field('startedAt'), [question]: 'Weekly' }).toString(),
+    });
+    expect(sent.statusCode, sent.body).toBeLessThan(400);
+    const last = (await rowsOf(tenant)).at(-1)!;
+    expect(last).toMatchObject({ actor_kind: 'PARTICIPANT', actor_person_id: person.personId, actor_user_id: null, operation_id: 'POST /p/:token', resource_type: 'participant', resource_id: participant!.participantId });
+    // The screener state's move is the person's in the status events too.
+    const events = await service.deps.db.selectFrom('participant_status_events').select(['field', 'actor_kind']).where('workspace_id', '=', tenant.workspaceId).where('field', '=', 'screenerState').where('to_value', '=', 'SUBMITTED').execute();
+    expect(events).toEqual([{ field: 'screenerState', actor_kind: 'PARTICIPANT' }]);
+  });
+
   it('holds no personal data: after a person is written and deleted, none of their values is in the trail', async () => {
     const tenant = await createTenant(service);
     const email = `erin.${Date.now().toString(36)}@example.test`;
