@@ -103,6 +103,9 @@ import { registerHousekeepingJobs } from './jobs/registry.js';
 import { JobRunner } from './jobs/runner.js';
 import { keepPlannerStatistics, type PlannerStatisticsKeeper } from './db/planner-statistics.js';
 import { SearchCounts } from './search/counts/index.js';
+import { auditSchemas } from './families/audit/schemas.js';
+import { auditRoutes } from './families/audit/routes.js';
+import { AuditRecorder, installAuditTrail } from './families/audit/recorder.js';
 
 export interface BuildOptions {
   config: Config;
@@ -159,6 +162,8 @@ export interface Service {
   heavyWork: WorkspaceWorkLimiter;
   /** API keys' lastUsedAt, noted per request and written in batches (keyUsage.flush() on demand: tests). */
   keyUsage: KeyUsage;
+  /** The audit trail's writer: flush() writes the entries waiting (tests read the trail after it). */
+  audit: AuditRecorder;
   /** Starts the background work, when deferBackground held it back; once, and never after close(). */
   startBackground(): Promise<void>;
   /** Stops accepting requests, lets in-flight ones finish, then closes connections. */
@@ -254,7 +259,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   installValidation(app);
   installBodyRules(app);
   installErrorHandling(app);
-  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...backfillSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...incentiveBudgetSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas, ...schedulingSchemas, ...calendarFeedSchemas, ...incentiveProviderSchemas, ...signInSchemas]) app.addSchema(schema);
+  for (const schema of [...userSchemas, ...studySchemas, ...propertySchemas, ...populationSchemas, ...importSchemas, ...backfillSchemas, ...personSchemas, ...searchSchemas, ...segmentSchemas, ...participantSchemas, ...signupSchemas, ...eventSchemas, ...incentiveSchemas, ...incentiveBudgetSchemas, ...webhookSchemas, ...messageSchemas, ...sendingSchemas, ...consentSchemas, ...participantLinkSchemas, ...consentFormSchemas, ...screenerResponseSchemas, ...quotaGroupSchemas, ...brandingSchemas, ...schedulingSchemas, ...calendarFeedSchemas, ...incentiveProviderSchemas, ...signInSchemas, ...auditSchemas]) app.addSchema(schema);
   await registerOpenApi(app, { publicUrl: config.publicUrl, webhooks: webhookDocumentation() });
   const keyUsage = new KeyUsage(deps.db, clock, (error) => app.log.warn({ err: error }, "API keys' lastUsedAt could not be written; the next uses will be"));
   keyUsage.start();
@@ -291,6 +296,10 @@ export async function buildService(options: BuildOptions): Promise<Service> {
   // On the embedded store's one connection, a workspace running searches waits behind the others.
   if (database.connections.kind === 'queue') database.connections.queue.setBackground((scope) => scope !== null && heavyWork.busy(scope));
   installIdempotency(app, { dbFor: deps.tenantDb, leaseSeconds: options.idempotencyLeaseSeconds });
+  // The audit trail: every successful write, one entry (after the idempotency replay, which records none).
+  const audit = new AuditRecorder(deps.backgroundDb(null), app.log);
+  installAuditTrail(app, deps, audit);
+  app.addHook('onClose', async () => audit.close());
 
   app.get('/healthz', { schema: { hide: true }, config: { public: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true }, config: { public: true } }, async (_request, reply) => {
@@ -370,6 +379,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
       await v1.register(screenerResponsesRoutes, { deps });
       await v1.register(brandingRoutes, { deps });
       await v1.register(calendarFeedsRoutes, { deps });
+      await v1.register(auditRoutes, { deps, recorder: audit });
     },
     { prefix: apiPrefix },
   );
@@ -416,5 +426,5 @@ export async function buildService(options: BuildOptions): Promise<Service> {
     })();
     return closing;
   };
-  return { app, deps, jobs, webhooks, mail, heavyWork, keyUsage, startBackground, close };
+  return { app, deps, jobs, webhooks, mail, heavyWork, keyUsage, audit, startBackground, close };
 }

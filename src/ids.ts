@@ -115,4 +115,5 @@ export const idPrefixes = {
   incentiveBudget: 'bgt',
   ledgerEntry: 'led',
   backfill: 'bkf',
+  auditEvent: 'aud',
 } as const;

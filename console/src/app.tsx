@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { Link, Redirect, Route, Router, Switch } from 'wouter-preact';
 import { describeProblem, type Problem } from './api.js';
+import { AuditPage } from './pages/Audit.js';
 import { humanize } from './components/StatusBadge.js';
 import { CreateStudyPage } from './pages/CreateStudy.js';
 import { ImportsPage } from './pages/Imports.js';
@@ -16,6 +17,7 @@ import { StudyPage } from './pages/Study.js';
 import { StudyEventsPage } from './pages/StudyEvents.js';
 import { lazyPage } from './lazy.js';
 import { endSession, forgetToken, hasCookieSession, openCookieSession, openSession, type Session, SessionContext, storedToken } from './session.js';
+import { roleMay } from './rights.js';
 
 /** Where the server serves the console (src/http/console.ts); vite.config.ts builds for it. */
 export const consoleBase = '/console';
@@ -45,6 +47,7 @@ function Routes() {
       <Route path="/users" component={UsersPage} />
       <Route path="/teams" component={TeamsPage} />
       <Route path="/api-keys" component={ApiKeysPage} />
+      <Route path="/audit" component={AuditPage} />
       <Route component={NotFoundPage} />
     </Switch>
   );
@@ -52,6 +55,7 @@ function Routes() {
 
 function Shell({ session, onSignOut }: { session: Session; onSignOut(everywhere?: boolean): void }) {
   const { user } = session;
+  const mayReadAudit = roleMay(user.role, 'get /audit-events');
   return (
     <>
       <a class="skip-link" href="#main">
@@ -82,6 +86,11 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut(everywhere?
             <li>
               <Link href="/api-keys">API keys</Link>
             </li>
+            {mayReadAudit && (
+              <li>
+                <Link href="/audit">Audit</Link>
+              </li>
+            )}
           </ul>
           <ul class="shell-user">
             <li class="signed-in" aria-label="Signed in as">

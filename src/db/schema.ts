@@ -255,6 +255,8 @@ export interface StudyStatusEventsTable {
   from_status: StudyStatus | null;
   to_status: StudyStatus;
   user_id: string | null;
+  /** Who made the change (null on rows older than the audit trail): see StatusEventActorKind. */
+  actor_kind: ColumnType<StatusEventActorKind | null, StatusEventActorKind | null | undefined, never>;
   occurred_at: Timestamp;
   /** The writing transaction's id (xid8, read as text): pollers page in (tx_id, event_id) order. */
   tx_id: ColumnType<string, never, never>;
@@ -434,6 +436,8 @@ export interface DB {
   user_sign_in_links: UserSignInLinksTable;
   user_sessions: UserSessionsTable;
   user_passwords: UserPasswordsTable;
+  audit_events: AuditEventsTable;
+  audit_settings: AuditSettingsTable;
 }
 
 export type JobState = 'queued' | 'running' | 'completed' | 'failed';
@@ -595,6 +599,8 @@ export interface ParticipantStatusEventsTable {
   /** An invitation or a screener sent: counted by TOTAL_NUMBER_OF_CONTACT and LAST_CONTACT_DATE. */
   is_contact: ColumnType<boolean, boolean | undefined, boolean>;
   user_id: string | null;
+  /** Who made the change (null on rows older than the audit trail): see StatusEventActorKind. */
+  actor_kind: ColumnType<StatusEventActorKind | null, StatusEventActorKind | null | undefined, never>;
   occurred_at: Timestamp;
   /** The backfill that wrote this event, else null. */
   backfill_id: ColumnType<string | null, string | null | undefined, never>;
@@ -1245,5 +1251,38 @@ export interface UserPasswordsTable {
   workspace_id: string;
   user_id: string;
   password_hash: string;
+  updated_at: Timestamp;
+}
+
+/** Who changed a status: a user (user_id says who), the person on the participant's pages, or the service's own work. */
+export type StatusEventActorKind = 'USER' | 'PARTICIPANT' | 'SERVICE';
+export type AuditActorKind = 'USER' | 'PARTICIPANT' | 'SERVICE' | 'OPERATOR';
+
+/** The audit trail (src/families/audit/): ids, operation names and states, never personal data. */
+export interface AuditEventsTable {
+  workspace_id: string;
+  audit_event_id: string;
+  occurred_at: Timestamp;
+  actor_kind: AuditActorKind;
+  actor_user_id: string | null;
+  /** The API key's or session's id the user came with. */
+  actor_credential_id: string | null;
+  actor_person_id: string | null;
+  /** The job's queue or the provider's name, for SERVICE. */
+  actor_service: string | null;
+  operation_id: string;
+  method: string | null;
+  resource_type: string | null;
+  resource_id: string | null;
+  request_id: string | null;
+  status_code: number | null;
+  before_state: string | null;
+  after_state: string | null;
+}
+
+export interface AuditSettingsTable {
+  workspace_id: string;
+  retention_days: number;
+  updated_by_user_id: string | null;
   updated_at: Timestamp;
 }

@@ -6,6 +6,7 @@ import { expireIncentivesHandler, expireIncentivesSchedule, providerWorkHandler,
 import { purgePeopleHandler, purgePeopleSchedule } from './people/purge.js';
 import { pruneWebhookHistoryHandler, pruneWebhookHistorySchedule } from './webhooks/jobs.js';
 import { sweepRemindersHandler, sweepRemindersSchedule } from './scheduling/reminders.js';
+import { pruneAuditEventsHandler, pruneAuditEventsSchedule } from './audit/jobs.js';
 
 /** The most of a file the embedded store's import job parses in one turn of the event loop. */
 export const EMBEDDED_IMPORT_PARSE_BYTES = 8 * 1024;
@@ -40,4 +41,7 @@ export function registerFamilyJobs(runner: JobRunner, deps: ServiceDeps): void {
   // Without SMTP_HOST the reminders are recorded NOT_SENT, as every message is (context.ts's smtpConfigured).
   runner.register(sweepRemindersHandler(deps.db, deps.clock, deps.config.smtpHost !== undefined));
   runner.schedule(sweepRemindersSchedule);
+  // The audit trail's retention: entries older than the workspace's retentionDays.
+  runner.register(pruneAuditEventsHandler(deps.db, deps.clock));
+  runner.schedule(pruneAuditEventsSchedule);
 }

@@ -36,6 +36,7 @@ export const tags = [
   { name: 'Teams', description: 'Teams of the workspace and their members.' },
   { name: 'Custom Roles', description: 'Sets of rights a SUPER_ADMIN chooses, held by CUSTOM users.' },
   { name: 'API Keys', description: 'Self-service API keys: a subset of their owner\'s rights, a name, an expiry, when last used.' },
+  { name: 'Audit trail', description: "Every write to the workspace, by whom (a user's key or session, a participant, the service), on what, when, with the status before and after; ids and states only, never personal data; kept for the workspace's retention." },
 ];
 
 export const rateLimitHeaders = {

@@ -40,6 +40,8 @@ export const allRights = [
   'messages:write',
   'incentive-providers:manage',
   'backfills:write',
+  'audit:read',
+  'audit:manage',
   'test-helpers:run',
 ] as const;
 
@@ -59,17 +61,18 @@ export const allRoles: readonly UserRole[] = [
  * The test helpers (only with TEST_HELPERS=1) move the service's clock and run every workspace's
  * background work: SUPER_ADMIN alone may call them, whatever else a role may do. The same holds
  * for the workspace's incentive provider and its credentials: where the money goes and whose
- * account pays it.
+ * account pays it. And for how long the audit trail is kept (audit:manage).
  */
 // Backfills write a panel's history in bulk (restricted access, issue 36): SUPER_ADMIN alone.
-const superAdminRights: readonly Right[] = ['test-helpers:run', 'incentive-providers:manage', 'users:write', 'backfills:write'];
+const superAdminRights: readonly Right[] = ['test-helpers:run', 'incentive-providers:manage', 'users:write', 'backfills:write', 'audit:manage'];
 /** The rights of the API proper, which the other roles share out. */
 const apiRights = allRights.filter((right) => !superAdminRights.includes(right));
 /** The rights a SUPER_ADMIN may give a custom role: those of the API proper, none of SUPER_ADMIN's own. */
 export const assignableRights: readonly Right[] = apiRights;
 
 // Webhook endpoints' URLs often embed a receiver's own secret: reading them is for who integrates.
-const readRights = apiRights.filter((right) => right.endsWith(':read') && right !== 'webhooks:read');
+// The audit trail (who did what, when) is for who runs the workspace: SUPER_ADMIN and OPS_MANAGER.
+const readRights = apiRights.filter((right) => right.endsWith(':read') && right !== 'webhooks:read' && right !== 'audit:read');
 const except = (...excluded: Right[]) => apiRights.filter((right) => !excluded.includes(right));
 
 /**
@@ -80,13 +83,13 @@ const except = (...excluded: Right[]) => apiRights.filter((right) => !excluded.i
  */
 export const rightsByRole: Record<UserRole, readonly Right[]> = {
   SUPER_ADMIN: allRights,
-  // Runs the panel: everything, as SUPER_ADMIN (workspace administration is CLI-only today), but the test helpers.
+  // Runs the panel: everything but SUPER_ADMIN's own (users and invitations, the payout provider, backfills, the audit trail's retention, the test helpers).
   OPS_MANAGER: apiRights,
   // Runs studies and pays participants; leaves the panel's schema and erasure to ops.
   // Approving a colleague's payment (and setting the thresholds) is for who holds the budget: OPS_MANAGER, SUPER_ADMIN.
-  RESEARCHER: except('properties:write', 'people:delete', 'imports:write', 'webhooks:write', 'incentives:approve'),
+  RESEARCHER: except('properties:write', 'people:delete', 'imports:write', 'webhooks:write', 'incentives:approve', 'audit:read'),
   // Integrates systems: manages panel data and studies, but moves no money.
-  DEVELOPER: except('incentives:write', 'incentives:approve'),
+  DEVELOPER: except('incentives:write', 'incentives:approve', 'audit:read'),
   // Helps on studies: notes, participants and screeners, nothing workspace-wide (message templates are workspace-wide).
   // Consent forms are what a study asks its people to sign, written with the study: whoever
   // writes studies writes them (a new version never changes what was signed, see consent-forms/).

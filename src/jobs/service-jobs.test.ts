@@ -14,6 +14,7 @@ import { enqueueJob, SYSTEM_WORKSPACE_ID } from './queue.js';
 import type { JobRun } from './runner.js';
 import { pruneWebhookHistorySchedule } from '../families/webhooks/jobs.js';
 import { sweepRemindersSchedule } from '../families/scheduling/reminders.js';
+import { pruneAuditEventsSchedule } from '../families/audit/jobs.js';
 
 let service: TestService;
 beforeAll(async () => {
@@ -85,7 +86,7 @@ describe('POST /v1/test-helpers/jobs/run', () => {
     const response = await runFor(tenant);
     expect(response.statusCode).toBe(200);
     const runs = response.json<{ jobs: JobRun[] }>().jobs;
-    const scheduled = [pruneJobsSchedule, purgePeopleSchedule, pruneIdempotencyKeysSchedule, pruneSearchChangesSchedule, sweepPropertyStatisticsSchedule, expireIncentivesSchedule, providerWorkSchedule, reconcileOrdersSchedule, pruneWebhookHistorySchedule, sweepRemindersSchedule];
+    const scheduled = [pruneJobsSchedule, purgePeopleSchedule, pruneIdempotencyKeysSchedule, pruneSearchChangesSchedule, sweepPropertyStatisticsSchedule, expireIncentivesSchedule, providerWorkSchedule, reconcileOrdersSchedule, pruneWebhookHistorySchedule, sweepRemindersSchedule, pruneAuditEventsSchedule];
     expect(runs.map((run) => run.queue).sort()).toEqual(scheduled.map((schedule) => schedule.queue).sort());
     expect(runs.every((run) => run.workspaceId === tenant.workspaceId && run.outcome === 'completed')).toBe(true);
     const prune = await service.deps.db

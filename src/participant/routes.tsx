@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { attributeWrite } from '../http/audit-actor.js';
 import type { VNode } from 'preact';
 import type { ServiceDeps } from '../context.js';
 import type { RateLimiter } from '../http/rate-limit.js';
@@ -140,6 +141,8 @@ export const participantPages: FastifyPluginAsync<ParticipantPagesOptions> = asy
       notice(reply, 404, browserLocale, 'link.unknown.title', 'link.unknown.body');
       return undefined;
     }
+    // A write on this page is the person's, on their participation (the audit trail).
+    attributeWrite(request, { workspaceId: link.workspaceId, actor: { kind: 'PARTICIPANT', personId: link.personId }, resourceType: 'participant', resourceId: link.participantId });
     const i18n = translator(chooseLocale(facts.studyPlan.language, request.headers['accept-language']));
     // The study's branding: its display name stands for the workspace's on every page of the link.
     const brand = await brandingForPage(db, link.workspaceId, facts.studyPlan.brandingConfigId);

@@ -42,6 +42,8 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
   const coverageDir = mkdtempSync(path.join(tmpdir(), 'recruit-ops-coverage-'));
   /** Per operation (`GET /studies/{studyId}`), every status it answered in the walk. */
   const answered = new Map<string, number[]>();
+  /** Every successful write of the walk: its operation, its request id (X-Request-Id answered) and whether a token made it. */
+  const writes: { operation: string; requestId: string; withToken: boolean }[] = [];
   let serverEnv: Record<string, string>;
 
   /** A client of the compiled server that records each operation's status. */
@@ -51,6 +53,7 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
       onResponse({ request, schemaPath, response }) {
         const operation = `${request.method} ${schemaPath}`;
         answered.set(operation, [...(answered.get(operation) ?? []), response.status]);
+        if (request.method !== 'GET' && response.status < 400) writes.push({ operation, requestId: response.headers.get('x-request-id') ?? '', withToken: bearer !== undefined });
       },
     });
     return client;
@@ -485,7 +488,36 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     await hooks.waitFor(4, 30_000);
     for (const delivery of hooks.received) expect(() => verifyWebhook(endpoint.secret, delivery.headers as Record<string, string>, delivery.body)).not.toThrow();
     unwrap(await api.POST('/webhook-endpoints/{endpointId}/rotate-secret', endpointPath));
+
+    // The audit trail: its retention set and read, then every write of the walk found in it exactly once, naming its actor.
+    expect(unwrap(await api.PUT('/audit-settings', { body: { retentionDays: 400 } }))).toMatchObject({ retentionDays: 400 });
+    expect(unwrap(await api.GET('/audit-settings'))).toMatchObject({ retentionDays: 400 });
+    const trail: { requestId: string | null; operationId: string; actor: { kind: string; userId: string | null } }[] = [];
+    for (let cursor: string | undefined; ; ) {
+      const page = unwrap(await api.GET('/audit-events', { params: { query: { size: 100, ...(cursor ? { startCursor: cursor } : {}) } } }));
+      trail.push(...page.results);
+      if (!page.pageInfo.hasNextPage) break;
+      cursor = page.pageInfo.endCursor;
+    }
+    const reading = /^(search|preview)[A-Z]/;
+    const operationIdOf = new Map(operationsOf(document).map(({ method, path: operationPath, operation }) => [`${method} ${operationPath}`, (operation as { operationId?: string }).operationId ?? '']));
+    const misrecorded = writes
+      .map((write) => ({ ...write, operationId: operationIdOf.get(write.operation)!, entries: trail.filter((entry) => entry.requestId === write.requestId) }))
+      .filter(({ operationId, withToken, entries }) => {
+        if (reading.test(operationId)) return entries.length !== 0;
+        const [entry] = entries;
+        return entries.length !== 1 || entry!.operationId !== operationId || (withToken ? entry!.actor.kind !== 'USER' || entry!.actor.userId === null : entry!.actor.kind !== 'PARTICIPANT');
+      })
+      .map(({ operation, entries }) => `${operation}: ${JSON.stringify(entries)}`);
+    expect(misrecorded).toEqual([]);
+    // The endpoint removed last (its deliveries stop with it), and that write's one entry.
     unwrap(await api.DELETE('/webhook-endpoints/{endpointId}', endpointPath));
+    const removal = writes.at(-1)!;
+    const removed = unwrap(await api.GET('/audit-events', { params: { query: { operationId: 'deleteWebhookEndpoint' } } })).results;
+    expect(removed.map((entry) => [entry.requestId, entry.actor.kind])).toEqual([[removal.requestId, 'USER']]);
+    // Every write operation of the document was made at least once above.
+    const writeOperations = operationsOf(document).filter(({ method }) => method !== 'GET').map(({ method, path: operationPath }) => `${method} ${operationPath}`);
+    expect(writeOperations.filter((operation) => !writes.some((write) => write.operation === operation))).toEqual([]);
 
     const missed = operationsOf(document)
       .map(({ method, path: operationPath, operation }) => ({ name: `${method} ${operationPath}`, success: Number(successOf(operation.responses)) }))

@@ -2849,6 +2849,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the audit trail
+         * @description Every successful write to the workspace (by a user with an API key or a console session, by a person on the participant's pages or a public form, by the service's own jobs and provider reports), newest first, keyset-paged: pass `pageInfo.endCursor` as `startCursor` with the same filters. Filters combine (AND). The trail holds ids, operation names, resource types and statuses, never personal data; entries older than the workspace's retention (GET /audit-settings) are deleted. Entries of this instance are written before the page is read, so a write is in the next page read through the same instance; through another, within a few milliseconds.
+         *
+         *     Requires the right `audit:read` (roles: SUPER_ADMIN, OPS_MANAGER; CUSTOM users whose custom role holds it).
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/audit-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the audit trail's retention
+         * @description How many days the workspace keeps its audit trail (7–3650; 365 until set).
+         *
+         *     Requires the right `audit:read` (roles: SUPER_ADMIN, OPS_MANAGER; CUSTOM users whose custom role holds it).
+         */
+        get: operations["getAuditSettings"];
+        /**
+         * Set the audit trail's retention
+         * @description Sets how many days entries are kept, 7–3650. The hourly `audit.prune` job deletes older entries in batches of 1,000; a shorter retention takes effect at its next run. SUPER_ADMIN only. The change is itself an entry of the trail.
+         *
+         *     Requires the right `audit:manage` (roles: SUPER_ADMIN).
+         */
+        put: operations["putAuditSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "participant.status_changed": {
@@ -4492,7 +4542,11 @@ export interface components {
          *       "personId": "per_01JD0000000000000000000000",
          *       "field": "status",
          *       "from": "NOT_STARTED",
-         *       "to": "INVITED"
+         *       "to": "INVITED",
+         *       "actor": {
+         *         "kind": "USER",
+         *         "userId": "usr_01JD0000000000000000000000"
+         *       }
          *     }
          */
         ParticipantStatusEvent: {
@@ -4515,6 +4569,12 @@ export interface components {
             from: string | null;
             /** @description The value after the change. */
             to: string;
+            actor: {
+                /** @description USER: a user through the API or the console (userId says who); PARTICIPANT: the person on the participant's pages; SERVICE: the service's own work. Null on events recorded before the service named actors. */
+                kind: ("USER" | "PARTICIPANT" | "SERVICE") | null;
+                /** @description The user who made the change (USER). */
+                userId: string | null;
+            };
         };
         /**
          * StudyStatusEvent
@@ -4525,7 +4585,11 @@ export interface components {
          *       "studyId": "stu_01JD0000000000000000000000",
          *       "field": "status",
          *       "from": "DRAFT",
-         *       "to": "ACTIVE"
+         *       "to": "ACTIVE",
+         *       "actor": {
+         *         "kind": "USER",
+         *         "userId": "usr_01JD0000000000000000000000"
+         *       }
          *     }
          */
         StudyStatusEvent: {
@@ -4546,6 +4610,12 @@ export interface components {
             from: string | null;
             /** @description The status after the change. */
             to: string;
+            actor: {
+                /** @description USER: a user through the API or the console (userId says who); PARTICIPANT: the person on the participant's pages; SERVICE: the service's own work. Null on events recorded before the service named actors. */
+                kind: ("USER" | "PARTICIPANT" | "SERVICE") | null;
+                /** @description The user who made the change (USER). */
+                userId: string | null;
+            };
         };
         /**
          * Incentive
@@ -5896,6 +5966,72 @@ export interface components {
         PasswordChanged: {
             /** @enum {boolean} */
             passwordSet: true;
+        };
+        /** AuditActor */
+        AuditActor: {
+            /**
+             * @description USER: a user through an API key or a console session; PARTICIPANT: a person on the participant's pages or a public form; SERVICE: the service's own work (a job, a provider's report); OPERATOR: the operator token.
+             * @enum {string}
+             */
+            kind: "USER" | "PARTICIPANT" | "SERVICE" | "OPERATOR";
+            userId: string | null;
+            credentialId: string | null;
+            personId: string | null;
+            service: string | null;
+        };
+        /**
+         * AuditEvent
+         * @example {
+         *       "auditEventId": "aud_01JD0000000000000000000000",
+         *       "occurredAt": "2026-11-22T10:00:00.000Z",
+         *       "actor": {
+         *         "kind": "USER",
+         *         "userId": "usr_01JD0000000000000000000000",
+         *         "credentialId": "tok_01JD0000000000000000000000",
+         *         "personId": null,
+         *         "service": null
+         *       },
+         *       "operationId": "updateParticipant",
+         *       "method": "PATCH",
+         *       "resourceType": "participant",
+         *       "resourceId": "ptc_01JD0000000000000000000000",
+         *       "requestId": "6f1c2b9e-3c1d-4c55-9a51-0d7e7d1c4a10",
+         *       "statusCode": 200,
+         *       "before": "SHORTLISTED",
+         *       "after": "INVITED"
+         *     }
+         */
+        AuditEvent: {
+            auditEventId: string;
+            /**
+             * Format: date-time
+             * @description When the write was answered (or the job changed the state).
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            occurredAt: string;
+            actor: components["schemas"]["AuditActor"];
+            /** @description The OpenAPI operation (`updateParticipant`); for the participant's pages, the method and route (`POST /p/:token/consent`); for the service's work, what it did (`expireIncentive`). */
+            operationId: string;
+            method: string | null;
+            resourceType: string | null;
+            resourceId: string | null;
+            requestId: string | null;
+            /** @description The status answered. */
+            statusCode: number | null;
+            before: string | null;
+            after: string | null;
+        };
+        /**
+         * AuditSettings
+         * @example {
+         *       "retentionDays": 365,
+         *       "updatedAt": null
+         *     }
+         */
+        AuditSettings: {
+            /** @description How many days entries are kept, 7–3650 (365 until set); older ones are deleted by the hourly `audit.prune` job. */
+            retentionDays: number;
+            updatedAt: string | null;
         };
         /**
          * ErrorBody
@@ -8029,7 +8165,7 @@ export interface operations {
                 "application/json": {
                     /** @description Unique in the workspace, case-insensitively. */
                     name: string;
-                    rights: ("studies:read" | "studies:write" | "screeners:write" | "templates:write" | "users:read" | "api-keys:write" | "people:read" | "people:write" | "people:delete" | "properties:read" | "properties:write" | "populations:read" | "populations:write" | "imports:write" | "participants:read" | "participants:write" | "incentives:read" | "incentives:write" | "incentives:approve" | "signups:read" | "signups:write" | "consent:read" | "consent:write" | "consent-forms:read" | "consent-forms:write" | "branding:read" | "branding:write" | "events:read" | "webhooks:read" | "webhooks:write" | "messages:read" | "messages:write")[];
+                    rights: ("studies:read" | "studies:write" | "screeners:write" | "templates:write" | "users:read" | "api-keys:write" | "people:read" | "people:write" | "people:delete" | "properties:read" | "properties:write" | "populations:read" | "populations:write" | "imports:write" | "participants:read" | "participants:write" | "incentives:read" | "incentives:write" | "incentives:approve" | "signups:read" | "signups:write" | "consent:read" | "consent:write" | "consent-forms:read" | "consent-forms:write" | "branding:read" | "branding:write" | "events:read" | "webhooks:read" | "webhooks:write" | "messages:read" | "messages:write" | "audit:read")[];
                 };
             };
         };
@@ -8391,7 +8527,7 @@ export interface operations {
                 "application/json": {
                     /** @description Unique in the workspace, case-insensitively. */
                     name?: string;
-                    rights?: ("studies:read" | "studies:write" | "screeners:write" | "templates:write" | "users:read" | "api-keys:write" | "people:read" | "people:write" | "people:delete" | "properties:read" | "properties:write" | "populations:read" | "populations:write" | "imports:write" | "participants:read" | "participants:write" | "incentives:read" | "incentives:write" | "incentives:approve" | "signups:read" | "signups:write" | "consent:read" | "consent:write" | "consent-forms:read" | "consent-forms:write" | "branding:read" | "branding:write" | "events:read" | "webhooks:read" | "webhooks:write" | "messages:read" | "messages:write")[];
+                    rights?: ("studies:read" | "studies:write" | "screeners:write" | "templates:write" | "users:read" | "api-keys:write" | "people:read" | "people:write" | "people:delete" | "properties:read" | "properties:write" | "populations:read" | "populations:write" | "imports:write" | "participants:read" | "participants:write" | "incentives:read" | "incentives:write" | "incentives:approve" | "signups:read" | "signups:write" | "consent:read" | "consent:write" | "consent-forms:read" | "consent-forms:write" | "branding:read" | "branding:write" | "events:read" | "webhooks:read" | "webhooks:write" | "messages:read" | "messages:write" | "audit:read")[];
                 };
             };
         };
@@ -8739,7 +8875,7 @@ export interface operations {
                     /** @description What the key is for. */
                     name: string;
                     /** @description A subset of the caller's own rights; absent: all of them, as they are now (fixed at creation). */
-                    rights?: ("studies:read" | "studies:write" | "screeners:write" | "templates:write" | "users:read" | "users:write" | "api-keys:write" | "people:read" | "people:write" | "people:delete" | "properties:read" | "properties:write" | "populations:read" | "populations:write" | "imports:write" | "participants:read" | "participants:write" | "incentives:read" | "incentives:write" | "incentives:approve" | "signups:read" | "signups:write" | "consent:read" | "consent:write" | "consent-forms:read" | "consent-forms:write" | "branding:read" | "branding:write" | "events:read" | "webhooks:read" | "webhooks:write" | "messages:read" | "messages:write" | "incentive-providers:manage" | "backfills:write" | "test-helpers:run")[];
+                    rights?: ("studies:read" | "studies:write" | "screeners:write" | "templates:write" | "users:read" | "users:write" | "api-keys:write" | "people:read" | "people:write" | "people:delete" | "properties:read" | "properties:write" | "populations:read" | "populations:write" | "imports:write" | "participants:read" | "participants:write" | "incentives:read" | "incentives:write" | "incentives:approve" | "signups:read" | "signups:write" | "consent:read" | "consent:write" | "consent-forms:read" | "consent-forms:write" | "branding:read" | "branding:write" | "events:read" | "webhooks:read" | "webhooks:write" | "messages:read" | "messages:write" | "incentive-providers:manage" | "backfills:write" | "audit:read" | "audit:manage" | "test-helpers:run")[];
                     /** @description Defaults to the caller's own credential's; true only if it is. */
                     canReadPersonalData?: boolean;
                     /** @description Defaults to the caller's own credential's; true only if it is. */
@@ -9463,6 +9599,8 @@ export interface operations {
                     email: string;
                     /** @description The role the user gets. */
                     role: "DEVELOPER" | "OBSERVER" | "RESEARCHER" | "OPS_MANAGER" | "SUPER_ADMIN" | "CUSTOM" | "COLLABORATOR";
+                    /** @description With role CUSTOM (and only then): the custom role the user holds (GET /custom-roles). */
+                    customRoleId?: string;
                     seat?: "SERVICE" | "RESEARCHER_FREE" | "RESEARCHER_PAID" | "LITE";
                     fullname?: string;
                     /** @description Teams of the workspace the user joins. */
@@ -22622,7 +22760,11 @@ export interface operations {
                      *           "personId": "per_01JD0000000000000000000000",
                      *           "field": "status",
                      *           "from": "NOT_STARTED",
-                     *           "to": "INVITED"
+                     *           "to": "INVITED",
+                     *           "actor": {
+                     *             "kind": "USER",
+                     *             "userId": "usr_01JD0000000000000000000000"
+                     *           }
                      *         }
                      *       ],
                      *       "pageInfo": {
@@ -22779,7 +22921,11 @@ export interface operations {
                      *           "studyId": "stu_01JD0000000000000000000000",
                      *           "field": "status",
                      *           "from": "DRAFT",
-                     *           "to": "ACTIVE"
+                     *           "to": "ACTIVE",
+                     *           "actor": {
+                     *             "kind": "USER",
+                     *             "userId": "usr_01JD0000000000000000000000"
+                     *           }
                      *         }
                      *       ],
                      *       "pageInfo": {
@@ -33805,6 +33951,430 @@ export interface operations {
                 };
             };
             /** @description The request carries a body that is not application/json (this operation takes none; send no body). */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description The endCursor of the previous page (with the same filters). */
+                startCursor?: string;
+                /** @description Entries per page, 1–100. */
+                size?: number;
+                /** @description Only what this user did. */
+                actorUserId?: string;
+                /** @description Only entries of this kind of actor. */
+                actorKind?: "USER" | "PARTICIPANT" | "SERVICE" | "OPERATOR";
+                /** @description Only writes of this type of resource (`study`, `participant`, …). */
+                resourceType?: string;
+                /** @description Only writes of this resource (any type). */
+                resourceId?: string;
+                /** @description Only this operation (`updateParticipant`). */
+                operationId?: string;
+                /**
+                 * @description Only entries at or after this time.
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                from?: string;
+                /**
+                 * @description Only entries before this time.
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "auditEventId": "aud_01JD0000000000000000000000",
+                     *           "occurredAt": "2026-11-22T10:00:00.000Z",
+                     *           "actor": {
+                     *             "kind": "USER",
+                     *             "userId": "usr_01JD0000000000000000000000",
+                     *             "credentialId": "tok_01JD0000000000000000000000",
+                     *             "personId": null,
+                     *             "service": null
+                     *           },
+                     *           "operationId": "updateParticipant",
+                     *           "method": "PATCH",
+                     *           "resourceType": "participant",
+                     *           "resourceId": "ptc_01JD0000000000000000000000",
+                     *           "requestId": "6f1c2b9e-3c1d-4c55-9a51-0d7e7d1c4a10",
+                     *           "statusCode": 200,
+                     *           "before": "SHORTLISTED",
+                     *           "after": "INVITED"
+                     *         }
+                     *       ],
+                     *       "pageInfo": {
+                     *         "hasNextPage": true,
+                     *         "endCursor": "WyIyMDI2LTExLTIyVDEwOjAwOjAwLjAwMFoiLCJhdWRfMDFKRDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAiXQ.c2lnbmF0dXJl"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        results: components["schemas"]["AuditEvent"][];
+                        pageInfo: {
+                            hasNextPage: boolean;
+                            /** @description Pass as startCursor to read the next (older) page; empty when the page is empty. */
+                            endCursor: string;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input; `path` names the parameter: a size out of 1–100, an unknown actorKind, a time that is not ISO 8601, `from` after `to`, or a startCursor not of this query. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    getAuditSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditSettings"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    putAuditSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "retentionDays": 730
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Days to keep entries, 7–3650. */
+                    retentionDays: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditSettings"];
+                };
+            };
+            /** @description Invalid input; `path` is ["retentionDays"]: a whole number of days, 7–3650. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
             415: {
                 headers: {
                     /** @description Requests allowed per window for this token. */

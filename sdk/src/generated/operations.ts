@@ -97,6 +97,7 @@ export const pagedOperations = {
   "/consent-forms": "get",
   "/studies/{studyId}/screener-responses": "get",
   "/branding-configs": "get",
+  "/audit-events": "get",
 } as const;
 
 /**
@@ -259,4 +260,7 @@ export const operationRoles = {
   "get /calendar-feeds": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "OBSERVER"],
   "post /calendar-feeds": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR"],
   "delete /calendar-feeds/{feedId}": ["SUPER_ADMIN", "OPS_MANAGER", "RESEARCHER", "DEVELOPER", "COLLABORATOR", "OBSERVER"],
+  "get /audit-events": ["SUPER_ADMIN", "OPS_MANAGER"],
+  "get /audit-settings": ["SUPER_ADMIN", "OPS_MANAGER"],
+  "put /audit-settings": ["SUPER_ADMIN"],
 } as const satisfies Readonly<Record<string, readonly string[]>>;

@@ -48,6 +48,7 @@ import * as backfills from './20261214000000_backfills.js';
 import * as linkLookupFunction from './20261210000000_link_lookup_function.js';
 import * as accounts from './20261211000000_accounts.js';
 import * as signIn from './20261212000000_sign_in.js';
+import * as auditTrail from './20261213000000_audit_trail.js';
 import * as incentiveProviderAccounts from './20261209100000_incentive_provider_accounts.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
@@ -101,5 +102,6 @@ export const migrations: Record<string, Migration> = {
   '20261210000000_link_lookup_function': linkLookupFunction,
   '20261211000000_accounts': accounts,
   '20261212000000_sign_in': signIn,
+  '20261213000000_audit_trail': auditTrail,
   '20261214000000_backfills': backfills,
 };

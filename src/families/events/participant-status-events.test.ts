@@ -25,9 +25,9 @@ describe('GET /participant-status-events', () => {
     ]);
     const { events } = await pollUntil(service, tenant.token, stream, { count: 3 });
     expect(events).toEqual([
-      { eventId: ids[0], occurredAt: expect.any(String), ...participant, field: 'status', from: 'NOT_STARTED', to: 'INVITED' },
-      { eventId: ids[1], occurredAt: expect.any(String), ...participant, field: 'screenerState', from: 'NOT_SENT', to: 'SCREENER_SENT' },
-      { eventId: ids[2], occurredAt: expect.any(String), ...participant, field: 'approvalStatus', from: 'PENDING_REVIEW', to: 'APPROVED' },
+      { eventId: ids[0], occurredAt: expect.any(String), ...participant, field: 'status', from: 'NOT_STARTED', to: 'INVITED', actor: { kind: null, userId: null } },
+      { eventId: ids[1], occurredAt: expect.any(String), ...participant, field: 'screenerState', from: 'NOT_SENT', to: 'SCREENER_SENT', actor: { kind: null, userId: null } },
+      { eventId: ids[2], occurredAt: expect.any(String), ...participant, field: 'approvalStatus', from: 'PENDING_REVIEW', to: 'APPROVED', actor: { kind: null, userId: null } },
     ]);
   });
 

@@ -45,6 +45,8 @@ export async function readParticipantEvents(db: Executor, request: EventPageRequ
       'e.field',
       'e.from_value',
       'e.to_value',
+      'e.user_id',
+      'e.actor_kind',
     ])
     .orderBy('e.tx_id')
     .orderBy('e.event_id')
@@ -68,6 +70,8 @@ export async function readStudyEvents(db: Executor, request: EventPageRequest) {
       'e.field',
       'e.from_status',
       'e.to_status',
+      'e.user_id',
+      'e.actor_kind',
     ])
     .orderBy('e.tx_id')
     .orderBy('e.event_id')

@@ -10,6 +10,17 @@ export const eventsDescription = pollingNote;
 
 const field = (values: readonly string[], description: string) => Type.Unsafe<string>({ type: 'string', enum: [...values], description });
 
+/** Who made a change: the audit trail (GET /audit-events) says more (the key or session, the request). */
+const EventActor = Type.Object(
+  {
+    kind: Type.Union([Type.Unsafe<'USER' | 'PARTICIPANT' | 'SERVICE'>({ type: 'string', enum: ['USER', 'PARTICIPANT', 'SERVICE'] }), Type.Null()], {
+      description: "USER: a user through the API or the console (userId says who); PARTICIPANT: the person on the participant's pages; SERVICE: the service's own work. Null on events recorded before the service named actors.",
+    }),
+    userId: Type.Union([Type.String(), Type.Null()], { description: 'The user who made the change (USER).' }),
+  },
+  { additionalProperties: false },
+);
+
 const exampleParticipantEvent = {
   eventId: '1042',
   occurredAt: '2026-11-22T10:05:00.000Z',
@@ -19,6 +30,7 @@ const exampleParticipantEvent = {
   field: 'status',
   from: 'NOT_STARTED',
   to: 'INVITED',
+  actor: { kind: 'USER', userId: 'usr_01JD0000000000000000000000' },
 };
 
 export const ParticipantStatusEvent = Type.Object(
@@ -31,6 +43,7 @@ export const ParticipantStatusEvent = Type.Object(
     field: field(['status', 'approvalStatus', 'screenerState'], 'The participant field that changed.'),
     from: Type.Union([Type.String(), Type.Null()], { description: 'The value before the change.' }),
     to: Type.String({ description: 'The value after the change.' }),
+    actor: EventActor,
   },
   {
     $id: 'ParticipantStatusEvent',
@@ -47,6 +60,7 @@ const exampleStudyEvent = {
   field: 'status',
   from: 'DRAFT',
   to: 'ACTIVE',
+  actor: { kind: 'USER', userId: 'usr_01JD0000000000000000000000' },
 };
 
 export const StudyStatusEvent = Type.Object(
@@ -57,6 +71,7 @@ export const StudyStatusEvent = Type.Object(
     field: field(['status'], 'The study field that changed.'),
     from: Type.Union([Type.String(), Type.Null()], { description: 'The status before the change; null for the creation of the study (to DRAFT).' }),
     to: Type.String({ description: 'The status after the change.' }),
+    actor: EventActor,
   },
   { $id: 'StudyStatusEvent', title: 'StudyStatusEvent', description: "A change of a study's status (its creation included).", examples: [exampleStudyEvent] },
 );

@@ -71,6 +71,7 @@ export function pollParticipantEvents(context: CallContext, cursors: CursorCodec
     field: row.field,
     from: row.from_value,
     to: row.to_value,
+    actor: { kind: row.actor_kind, userId: row.user_id },
   }));
 }
 
@@ -82,5 +83,6 @@ export function pollStudyEvents(context: CallContext, cursors: CursorCodec, quer
     field: row.field,
     from: row.from_status,
     to: row.to_status,
+    actor: { kind: row.actor_kind, userId: row.user_id },
   }));
 }

@@ -28,7 +28,7 @@ describe('GET /study-status-events', () => {
         ['DRAFT', 'ACTIVE'],
         ['ACTIVE', 'PAUSED'],
         ['PAUSED', 'CLOSED'],
-      ].map(([from, to]) => ({ eventId: expect.stringMatching(/^\d+$/), occurredAt: expect.any(String), studyId, field: 'status', from, to })),
+      ].map(([from, to]) => ({ eventId: expect.stringMatching(/^\d+$/), occurredAt: expect.any(String), studyId, field: 'status', from, to, actor: { kind: 'USER', userId: tenant.userId } })),
     );
     for (const event of events) expect(Date.parse(event.occurredAt)).toBeGreaterThanOrEqual(before - 1000);
     expect(new Set(events.map((event) => event.eventId)).size).toBe(4);

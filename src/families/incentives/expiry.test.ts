@@ -68,6 +68,17 @@ describe('incentive expiry', () => {
     await setClock(service, '2027-02-01T00:00:00.000Z');
     await runJobs(tenant);
     expect(await incentiveStatus(service, tenant, after)).toBe('EXPIRED');
+    // The audit trail names the job as the actor of each move, written with it.
+    const trail = await service.deps.db
+      .selectFrom('audit_events')
+      .select(['actor_kind', 'actor_service', 'operation_id', 'after_state'])
+      .where('workspace_id', '=', tenant.workspaceId)
+      .where('resource_id', '=', after)
+      .where('actor_kind', '=', 'SERVICE')
+      .execute();
+    expect(trail.map((entry) => entry.operation_id)).toContain('incentive.EXPIRY_STARTED');
+    expect(new Set(trail.map((entry) => entry.actor_service))).toEqual(new Set(['incentives.expire']));
+    expect(trail.map((entry) => entry.after_state)).toContain('EXPIRED');
     // Expired through the provider: its order was voided first, so no one can claim it any more.
     expect(await incentiveRow(service, tenant, after)).toMatchObject({ expired_at: expect.any(String), provider_state: 'VOIDED', void_purpose: 'EXPIRE' });
     // The expiry is a webhook event too, written with it (src/families/webhooks/).

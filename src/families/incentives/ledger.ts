@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { DB, IncentiveLedgerRow, IncentiveRow } from '../../db/schema.js';
 import { maskEmail } from '../../http/masking.js';
 import { idPrefixes, newId } from '../../ids.js';
+import { recordServiceChanges } from '../audit/recorder.js';
 
 /**
  * The money ledger: one append-only row per order, approval, refusal, resend, cancellation,
@@ -87,6 +88,23 @@ export async function appendLedger(transaction: Kysely<DB>, entries: readonly { 
       })),
     )
     .execute();
+  // The audit trail: what a job did to an incentive (expiry, claims, payments, retries) is the
+  // service's change, recorded with it. A user's change is recorded by its request, a provider's
+  // report by its webhook request.
+  await recordServiceChanges(
+    transaction,
+    entries
+      .filter(({ entry }) => entry.actor.kind === 'JOB')
+      .map(({ row, entry }) => ({
+        workspaceId: row.workspace_id,
+        at: entry.at,
+        service: entry.actor.kind === 'JOB' ? entry.actor.id : 'job',
+        operationId: `incentive.${entry.kind}`,
+        resourceType: 'incentive',
+        resourceId: row.incentive_id,
+        after: row.status,
+      })),
+  );
 }
 
 /**

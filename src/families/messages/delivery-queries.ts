@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { DB, MessageEventType, MessageOrigin, MessageStatus } from '../../db/schema.js';
 import { idPrefixes, newId } from '../../ids.js';
 import { markUnreachable, type PersonAt, recordContacts } from '../people/writer.js';
+import { recordServiceChanges } from '../audit/recorder.js';
 
 type Executor = Kysely<DB>;
 
@@ -179,5 +180,12 @@ export async function recordMessageOutcomes(db: Executor, outcomes: readonly Mes
     const personAt = (o: MessageOutcome): PersonAt => ({ workspaceId: o.workspaceId, personId: o.personId, at: o.attemptedAt });
     await recordContacts(transaction, recorded.filter((o) => o.status === 'SENT' && o.contact).map(personAt));
     await markUnreachable(transaction, recorded.filter((o) => o.hardBounce).map(personAt));
+    // The audit trail: a message's final state, the service's change (a retry leaves it QUEUED: no entry).
+    await recordServiceChanges(
+      transaction,
+      recorded
+        .filter((o) => o.status !== 'QUEUED')
+        .map((o) => ({ workspaceId: o.workspaceId, at: o.attemptedAt, service: 'messages.deliver', operationId: 'deliverMessage', resourceType: 'message', resourceId: o.messageId, before: 'QUEUED', after: o.status })),
+    );
   });
 }

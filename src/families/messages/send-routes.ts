@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { attributeWrite } from '../../http/audit-actor.js';
 import type { FastifyRequest } from 'fastify';
 import { requestContext, type ServiceDeps } from '../../context.js';
 import { maskingNote } from '../../http/masking.js';
@@ -151,6 +152,7 @@ export const messageSendingRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps
     },
     async (request, reply) => {
       const done = await sending.unsubscribe({ db: deps.db, clock: deps.clock }, mail.unsubscribeKey, exactToken(request));
+      attributeWrite(request, { workspaceId: done.workspaceId, actor: { kind: 'PARTICIPANT', personId: done.personId }, resourceType: 'message', resourceId: done.messageId });
       return reply
         .type('text/html; charset=utf-8')
         .header('Cache-Control', 'no-store')

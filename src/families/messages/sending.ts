@@ -250,6 +250,6 @@ export async function unsubscribe(context: Pick<SharedCallContext, 'db' | 'clock
     const at = context.clock.now().toISOString();
     await optOutWithin({ clock: context.clock, workspaceId: claim.workspaceId, canReadPersonalData: false }, db, message.person_id);
     if (message.unsubscribed_at === null) await queries.markUnsubscribed(db, claim.workspaceId, claim.messageId, at);
-    return { workspaceName: message.workspace_name };
+    return { workspaceName: message.workspace_name, workspaceId: claim.workspaceId, personId: message.person_id, messageId: claim.messageId };
   });
 }

@@ -130,9 +130,13 @@ export async function updateParticipant(db: Executor, workspaceId: string, parti
     .executeTakeFirstOrThrow();
 }
 
+/** Inserts status events; one with a user_id is the user's (actor_kind USER) unless the caller names its actor. */
 export async function insertStatusEvents(db: Executor, events: readonly Insertable<ParticipantStatusEventsTable>[]) {
   if (events.length === 0) return;
-  await db.insertInto('participant_status_events').values([...events]).execute();
+  await db
+    .insertInto('participant_status_events')
+    .values(events.map((event) => ({ ...event, actor_kind: event.actor_kind ?? (event.user_id ? 'USER' : null) })))
+    .execute();
 }
 
 /** Moves the person's last contact to `at` unless a later contact is already recorded. */

@@ -426,6 +426,8 @@ export async function recordScreenerSubmission(
       participant_id: participantId,
       person_id: participant.person_id,
       user_id: null,
+      // Submitted on the participant's page.
+      actor_kind: 'PARTICIPANT' as const,
       occurred_at: at,
     })),
   );
@@ -454,7 +456,7 @@ export async function recordWithdrawal(transaction: Kysely<DB>, workspaceId: str
   const from = participant.status;
   await queries.updateParticipant(transaction, workspaceId, participantId, { status: 'CANCELED', updated_at: at });
   await queries.insertStatusEvents(transaction, [
-    { field: 'status', from_value: from, to_value: 'CANCELED', is_contact: false, workspace_id: workspaceId, study_id: studyId, participant_id: participantId, person_id: participant.person_id, user_id: null, occurred_at: at },
+    { field: 'status', from_value: from, to_value: 'CANCELED', is_contact: false, workspace_id: workspaceId, study_id: studyId, participant_id: participantId, person_id: participant.person_id, user_id: null, actor_kind: 'PARTICIPANT', occurred_at: at },
   ]);
   await recordEvents(transaction, workspaceId, [{ type: 'participant.status_changed', data: { studyId, participantId, personId: participant.person_id, from, to: 'CANCELED' } }], at);
   return { from, to: 'CANCELED' };
@@ -515,7 +517,7 @@ export async function recordSessionChange(
   await queries.updateParticipant(transaction, workspaceId, participant.participant_id, changes);
   if (!moves) return;
   await queries.insertStatusEvents(transaction, [
-    { field: 'status', from_value: from, to_value: change.status!, is_contact: false, workspace_id: workspaceId, study_id: studyId, participant_id: participant.participant_id, person_id: participant.person_id, user_id: userId, occurred_at: at },
+    { field: 'status', from_value: from, to_value: change.status!, is_contact: false, workspace_id: workspaceId, study_id: studyId, participant_id: participant.participant_id, person_id: participant.person_id, user_id: userId, actor_kind: userId === null ? 'PARTICIPANT' : 'USER', occurred_at: at },
   ]);
   await recordEvents(transaction, workspaceId, [{ type: 'participant.status_changed', data: { studyId, participantId: participant.participant_id, personId: participant.person_id, from, to: change.status! } }], at);
 }

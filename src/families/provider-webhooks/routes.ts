@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { attributeWrite } from '../../http/audit-actor.js';
 import type { ServiceDeps } from '../../context.js';
 import { ApiError, sendError } from '../../http/errors.js';
 import { isProviderName } from '../../providers/index.js';
@@ -48,6 +49,8 @@ export const providerWebhookRoutes: FastifyPluginAsync<{ deps: ServiceDeps }> = 
         request.log.error({ err: outcome.error, provider, workspaceId }, 'provider webhook could not be applied');
         return sendError(reply, new ApiError('INTERNAL'));
       }
+      // The provider's report, as the service's own change of the incentive it names (the audit trail).
+      attributeWrite(request, { workspaceId, actor: { kind: 'SERVICE', service: `provider-webhook:${provider}` }, ...(outcome.kind === 'applied' && outcome.incentiveId !== null ? { resourceType: 'incentive', resourceId: outcome.incentiveId } : {}) });
       return reply.code(200).send({ received: true });
     },
   );

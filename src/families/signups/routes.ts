@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { requestContext, type ServiceDeps } from '../../context.js';
+import { attributeWrite } from '../../http/audit-actor.js';
 import { setRateLimitHeaders } from '../../http/auth.js';
 import { ApiError, sendError } from '../../http/errors.js';
 import { plainErrors, rateLimitHeaders } from '../../http/openapi.js';
@@ -165,6 +166,12 @@ export const signupsRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
         response: publicResponses,
       },
     },
-    async (request, reply) => reply.code(201).send(await service.submitForm({ db: deps.db, clock: deps.clock }, request.params.signupFormId, request.body)),
+    async (request, reply) => {
+      const submitted = await service.submitForm({ db: deps.db, clock: deps.clock }, request.params.signupFormId, request.body);
+      // The form's id names its workspace (submitForm refused it otherwise); who sent it is not known to the trail, only the submission.
+      const workspaceId = service.workspaceOfSignupForm(request.params.signupFormId);
+      if (workspaceId !== undefined) attributeWrite(request, { workspaceId, actor: { kind: 'PARTICIPANT' }, resourceType: 'signupSubmission', resourceId: submitted.submissionId });
+      return reply.code(201).send(submitted);
+    },
   );
 };

@@ -182,6 +182,7 @@ export async function insertStatusEvent(
       from_status: event.from,
       to_status: event.to,
       user_id: event.userId,
+      actor_kind: 'USER',
       occurred_at: event.occurredAt,
     })
     .execute();

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { attributeWrite } from '../../http/audit-actor.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { VNode } from 'preact';
@@ -171,6 +172,7 @@ export function registerHubPages(app: FastifyInstance, options: HubPagesOptions)
     if (email.length > 320 || !EMAIL.test(email) || email.includes('\u0000')) return signInPage(reply, 400, i18n, workspace, { email: email.slice(0, 320), error: i18n.t('hub.signIn.errors.email') });
     if (await refuseIfSpent(perEmail, emailKey(email), reply, i18n)) return reply;
     // The same work and the same page whether or not the address is known: a job is queued either way.
+    attributeWrite(request, { workspaceId: workspace.workspaceId, actor: { kind: 'PARTICIPANT' } });
     await access.requestSignIn(deps.tenantDb(workspace.workspaceId), deps.clock, { workspaceId: workspace.workspaceId, email, locale: i18n.locale });
     return notice(reply, 200, i18n, 'hub.signIn.sent.title', 'hub.signIn.sent.body', { from: workspace.name, values: { workspace: workspace.name, minutes: access.linkLifetimeMinutes } });
   });
@@ -209,6 +211,7 @@ export function registerHubPages(app: FastifyInstance, options: HubPagesOptions)
     if (!formTokenIsValid(formKey, linkFormSubject(token), 'continue', posted.formToken?.[0])) return notice(reply, 403, i18n, 'form.expired.title', 'form.expired.body');
     const started = await access.spendLinkForSession(deps.db, token, now());
     if (started.kind !== 'STARTED') return linkRefused(reply, i18n, started, token);
+    attributeWrite(request, { workspaceId: started.workspaceId, actor: { kind: 'PARTICIPANT', personId: started.personId }, resourceType: 'person', resourceId: started.personId });
     setSessionCookie(reply, started.sessionToken, access.sessionLifetimeHours * 3600);
     return seeOther(reply, '/me');
   });
@@ -233,6 +236,7 @@ export function registerHubPages(app: FastifyInstance, options: HubPagesOptions)
       return undefined;
     }
     const from = (await access.findWorkspaceName(deps.db, session.workspaceId)) ?? '';
+    attributeWrite(request, { workspaceId: session.workspaceId, actor: { kind: 'PARTICIPANT', personId: session.personId }, resourceType: 'person', resourceId: session.personId });
     return { session, db: deps.tenantDb(session.workspaceId), i18n, from };
   };
 
