@@ -1256,7 +1256,7 @@ export interface UserPasswordsTable {
 
 /** Who changed a status: a user (user_id says who), the person on the participant's pages, or the service's own work. */
 export type StatusEventActorKind = 'USER' | 'PARTICIPANT' | 'SERVICE';
-export type AuditActorKind = 'USER' | 'PARTICIPANT' | 'SERVICE' | 'OPERATOR';
+export type AuditActorKind = 'USER' | 'PARTICIPANT' | 'VISITOR' | 'SERVICE' | 'OPERATOR';
 
 /** The audit trail (src/families/audit/): ids, operation names and states, never personal data. */
 export interface AuditEventsTable {

@@ -8,7 +8,13 @@ import type { FastifyRequest } from 'fastify';
  */
 export interface AuditAttribution {
   workspaceId: string;
-  actor: { kind: 'PARTICIPANT'; personId?: string | undefined } | { kind: 'SERVICE'; service: string };
+  actor:
+    | { kind: 'PARTICIPANT'; personId?: string | undefined }
+    | { kind: 'SERVICE'; service: string }
+    /** A user signing in or out of the console: the session routes know them before any principal does. */
+    | { kind: 'USER'; userId: string; credentialId: string }
+    /** Someone not signed in (a sign-in link asked for). */
+    | { kind: 'VISITOR' };
   resourceType?: string;
   resourceId?: string;
   /** A state the write changed, when the route knows it (a participant's status). */

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApiPath } from '../../scripts/write-openapi.js';
+import { issueLink, redeemSignInLink } from '../families/sign-in/service.js';
 import { createTenant, startTestService, type TestService } from '../../test/harness.js';
 
 /**
@@ -24,9 +25,15 @@ const bodyMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 let service: TestService;
 let token: string;
+/** The console's session (cookie and CSRF token) of the same user, for the routes only a session cookie reaches. */
+let session: { cookie: string; csrf: string };
 beforeAll(async () => {
   service = await startTestService();
-  token = (await createTenant(service)).token;
+  const tenant = await createTenant(service);
+  token = tenant.token;
+  const link = await issueLink(service.deps.db, tenant.workspaceId, tenant.userId, 'SIGN_IN', service.deps.clock.now().toISOString());
+  const started = await redeemSignInLink(service.deps.db, service.deps.clock, link.token);
+  session = { cookie: `recruit_session=${started.secret}`, csrf: started.info.csrfToken };
 });
 afterAll(async () => service.stop());
 
@@ -35,7 +42,7 @@ const send = (method: string, path: string, headers: Record<string, string> = {}
   service.app.inject({
     method: method as 'POST',
     url: `/v1${path.replace(/\{[^}]+\}/g, 'unknown_id')}`,
-    headers: { authorization: `Bearer ${token}`, ...headers },
+    headers: { ...(document.paths[path]?.[method.toLowerCase()]?.security?.some((scheme) => 'sessionCookie' in (scheme as object)) ? { cookie: session.cookie, 'x-csrf-token': session.csrf } : { authorization: `Bearer ${token}` }), ...headers },
     ...(payload === undefined ? {} : { payload }),
   });
 

@@ -503,10 +503,12 @@ describe(`every operation through the compiled server (${storeKind} store)`, () 
     const operationIdOf = new Map(operationsOf(document).map(({ method, path: operationPath, operation }) => [`${method} ${operationPath}`, (operation as { operationId?: string }).operationId ?? '']));
     const misrecorded = writes
       .map((write) => ({ ...write, operationId: operationIdOf.get(write.operation)!, entries: trail.filter((entry) => entry.requestId === write.requestId) }))
-      .filter(({ operationId, withToken, entries }) => {
+      .filter(({ operation, operationId, withToken, entries }) => {
         if (reading.test(operationId)) return entries.length !== 0;
         const [entry] = entries;
-        return entries.length !== 1 || entry!.operationId !== operationId || (withToken ? entry!.actor.kind !== 'USER' || entry!.actor.userId === null : entry!.actor.kind !== 'PARTICIPANT');
+        // A token's write is its user's; the console's session routes name the user signing in or out (a link asked for: a visitor); a public page's, the participant.
+        const expected = withToken || (operation.includes(' /session') && operationId !== 'requestSignInLink') ? 'USER' : operationId === 'requestSignInLink' ? 'VISITOR' : 'PARTICIPANT';
+        return entries.length !== 1 || entry!.operationId !== operationId || entry!.actor.kind !== expected || (expected === 'USER' && entry!.actor.userId === null);
       })
       .map(({ operation, entries }) => `${operation}: ${JSON.stringify(entries)}`);
     expect(misrecorded).toEqual([]);

@@ -21,7 +21,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       workspace_id text not null,
       audit_event_id text not null,
       occurred_at timestamptz not null,
-      actor_kind text not null check (actor_kind in ('USER', 'PARTICIPANT', 'SERVICE', 'OPERATOR')),
+      actor_kind text not null check (actor_kind in ('USER', 'PARTICIPANT', 'VISITOR', 'SERVICE', 'OPERATOR')),
       actor_user_id text,
       actor_credential_id text,
       actor_person_id text,

@@ -232,7 +232,11 @@ export function installAuditTrail(app: FastifyInstance, deps: Pick<ServiceDeps, 
       row.workspace_id = attribution.workspaceId;
       row.actor_kind = attribution.actor.kind;
       if (attribution.actor.kind === 'PARTICIPANT') row.actor_person_id = attribution.actor.personId ?? null;
-      else row.actor_service = attribution.actor.service;
+      else if (attribution.actor.kind === 'SERVICE') row.actor_service = attribution.actor.service;
+      else if (attribution.actor.kind === 'USER') {
+        row.actor_user_id = attribution.actor.userId;
+        row.actor_credential_id = attribution.actor.credentialId;
+      }
     } else if (request.operator) {
       const query = request.query as Record<string, unknown> | undefined;
       row.workspace_id = typeof query?.workspaceId === 'string' && /^wsp_/.test(query.workspaceId) ? query.workspaceId : SYSTEM_WORKSPACE_ID;

@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { IsoDateTime } from '../../http/schemas.js';
 
-export const actorKinds = ['USER', 'PARTICIPANT', 'SERVICE', 'OPERATOR'] as const;
+export const actorKinds = ['USER', 'PARTICIPANT', 'VISITOR', 'SERVICE', 'OPERATOR'] as const;
 /** How long a workspace keeps its trail, in days: at least a week, at most ten years; 365 until set. */
 export const RETENTION_DAYS_MIN = 7;
 export const RETENTION_DAYS_MAX = 3650;
@@ -25,7 +25,7 @@ const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.U
 
 export const AuditActor = Type.Object(
   {
-    kind: Type.String({ enum: [...actorKinds], description: 'USER: a user through an API key or a console session; PARTICIPANT: a person on the participant\'s pages or a public form; SERVICE: the service\'s own work (a job, a provider\'s report); OPERATOR: the operator token.' }),
+    kind: Type.String({ enum: [...actorKinds], description: 'USER: a user through an API key or a console session; PARTICIPANT: a person on the participant\'s pages or a public form; VISITOR: someone not signed in asking for a console sign-in link (the resource is the user it names, when there is one); SERVICE: the service\'s own work (a job, a provider\'s report); OPERATOR: the operator token.' }),
     userId: Nullable(Type.String({ description: 'The user (USER).' })),
     credentialId: Nullable(Type.String({ description: 'The API key (`tok_…`) or console session (`ses_…`) the user came with (USER).' })),
     personId: Nullable(Type.String({ description: 'The person, when the page knows who (PARTICIPANT); null on a public form before the person is known.' })),

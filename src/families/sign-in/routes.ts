@@ -6,6 +6,7 @@ import { lookupSessionPrincipal, type Principal, setRateLimitHeaders } from '../
 import { ApiError, sendError } from '../../http/errors.js';
 import { errorResponse, plainText } from '../../http/schemas.js';
 import { presentsCsrfToken, sessionSecretOf, setSessionCookie } from '../../http/session-cookie.js';
+import { attributeWrite } from '../../http/audit-actor.js';
 import {
   AcceptInvitationBody,
   ChangePasswordBody,
@@ -77,6 +78,9 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; findSe
     if (!session) throw new Error('A session route ran without its session');
     return session;
   };
+  /** The audit trail's actor of a cookie-authenticated write: the session's user, by the session. */
+  const attributeSession = (request: FastifyRequest, principal: Principal, resourceType: string, resourceId: string) =>
+    attributeWrite(request, { workspaceId: principal.workspaceId, actor: { kind: 'USER', userId: principal.userId, credentialId: principal.tokenId }, resourceType, resourceId });
   /** Sets the new session's cookie; a session the browser still presented ends (a new session at every sign-in). */
   const begin = async (request: FastifyRequest, reply: FastifyReply, started: service.StartedSession) => {
     const previous = sessionSecretOf(request);
@@ -86,6 +90,8 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; findSe
     }
     setSessionCookie(reply, started.secret, service.SESSION_DAYS * 86_400, secureCookie);
     reply.header('Cache-Control', 'no-store');
+    const { workspaceId, userId, sessionId } = started.info;
+    attributeWrite(request, { workspaceId, actor: { kind: 'USER', userId, credentialId: sessionId }, resourceType: 'session', resourceId: sessionId });
     return started.info;
   };
 
@@ -184,7 +190,9 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; findSe
     },
     async (request, reply) => {
       if (!(await limitAttempts(request, reply, `${request.body.workspace}:${request.body.email}`))) return reply;
-      await service.requestSignInLink(deps.db, deps.clock, request.body);
+      const asked = await service.requestSignInLink(deps.db, deps.clock, request.body);
+      // Whoever asked is not signed in: a visitor, on the user the address names (if it names one).
+      if (asked) attributeWrite(request, { workspaceId: asked.workspaceId, actor: { kind: 'VISITOR' }, resourceType: 'user', ...(asked.userId ? { resourceId: asked.userId } : {}) });
       return reply.code(202).send({ message: 'If this address belongs to an active user of the workspace, a sign-in link is on its way.' });
     },
   );
@@ -243,6 +251,7 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; findSe
     async (request, reply) => {
       const session = sessionOfRequest(request);
       if (!(await limitAttempts(request, reply, `${session.principal.workspaceId}:${session.principal.userId}`))) return reply;
+      attributeSession(request, session.principal, 'user', session.principal.userId);
       return service.changePassword(deps.tenantDb(session.principal.workspaceId), deps.clock, session.principal, request.body);
     },
   );
@@ -292,6 +301,7 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; findSe
     async (request, reply) => {
       const session = sessionOfRequest(request);
       await service.endSession(deps.db, deps.clock, session.secret);
+      attributeSession(request, session.principal, 'session', session.principal.tokenId);
       deps.principals.invalidateUser(session.principal.workspaceId, session.principal.userId);
       setSessionCookie(reply, '', 0, secureCookie);
       return { sessionsEnded: 1 };
@@ -314,6 +324,7 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; findSe
     async (request, reply) => {
       const session = sessionOfRequest(request);
       const { workspaceId, userId } = session.principal;
+      attributeSession(request, session.principal, 'user', userId);
       const sessionsEnded = await service.endSessionsOfUser(deps.tenantDb(workspaceId), deps.clock, workspaceId, userId);
       deps.principals.invalidateUser(workspaceId, userId);
       setSessionCookie(reply, '', 0, secureCookie);

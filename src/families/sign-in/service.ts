@@ -142,11 +142,13 @@ async function queueUserMail(db: Kysely<DB>, clock: Clock, workspaceId: string, 
  * payload holds the user's id or null, never the address), so the request does the same work
  * either way and answers the same. The job makes the link and sends it.
  */
-export async function requestSignInLink(db: Kysely<DB>, clock: Clock, request: { workspace: string; email: string }): Promise<void> {
+export async function requestSignInLink(db: Kysely<DB>, clock: Clock, request: { workspace: string; email: string }): Promise<{ workspaceId: string; userId: string | null } | undefined> {
   const workspace = await queries.findWorkspaceBySlug(db, request.workspace);
-  if (!workspace) return;
+  if (!workspace) return undefined;
   const user = await queries.findUserByEmail(db, workspace.workspaceId, request.email);
-  await queueUserMail(db, clock, workspace.workspaceId, { userId: user?.status === 'ACTIVE' ? user.userId : null, purpose: 'SIGN_IN' });
+  const userId = user?.status === 'ACTIVE' ? user.userId : null;
+  await queueUserMail(db, clock, workspace.workspaceId, { userId, purpose: 'SIGN_IN' });
+  return { workspaceId: workspace.workspaceId, userId };
 }
 
 /** Makes a link for the user; the token is in the answer only (the email carries it). */
