@@ -5970,10 +5970,10 @@ export interface components {
         /** AuditActor */
         AuditActor: {
             /**
-             * @description USER: a user through an API key or a console session; PARTICIPANT: a person on the participant's pages or a public form; SERVICE: the service's own work (a job, a provider's report); OPERATOR: the operator token.
+             * @description USER: a user through an API key or a console session; PARTICIPANT: a person on the participant's pages or a public form; VISITOR: someone not signed in asking for a console sign-in link (the resource is the user it names, when there is one); SERVICE: the service's own work (a job, a provider's report); OPERATOR: the operator token.
              * @enum {string}
              */
-            kind: "USER" | "PARTICIPANT" | "SERVICE" | "OPERATOR";
+            kind: "USER" | "PARTICIPANT" | "VISITOR" | "SERVICE" | "OPERATOR";
             userId: string | null;
             credentialId: string | null;
             personId: string | null;
@@ -34018,7 +34018,7 @@ export interface operations {
                 /** @description Only what this user did. */
                 actorUserId?: string;
                 /** @description Only entries of this kind of actor. */
-                actorKind?: "USER" | "PARTICIPANT" | "SERVICE" | "OPERATOR";
+                actorKind?: "USER" | "PARTICIPANT" | "VISITOR" | "SERVICE" | "OPERATOR";
                 /** @description Only writes of this type of resource (`study`, `participant`, …). */
                 resourceType?: string;
                 /** @description Only writes of this resource (any type). */
