@@ -300,7 +300,7 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps; findSe
     },
     async (request, reply) => {
       const session = sessionOfRequest(request);
-      await service.endSession(deps.db, deps.clock, session.secret);
+      await service.endSession(deps.tenantDb(session.principal.workspaceId), deps.clock, session.secret);
       attributeSession(request, session.principal, 'session', session.principal.tokenId);
       deps.principals.invalidateUser(session.principal.workspaceId, session.principal.userId);
       setSessionCookie(reply, '', 0, secureCookie);
