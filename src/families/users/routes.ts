@@ -208,7 +208,12 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = asy
         description: 'Its memberships go with it; its members stay users of the workspace.',
         tags: ['Teams'],
         params: TeamIdParams,
-        response: { 200: Type.Object({ teamId: Type.String() }, { examples: [{ teamId: 'tem_01JD0000000000000000000000' }] }), 400: invalid, 404: teamNotFound },
+        response: {
+          200: Type.Object({ teamId: Type.String() }, { examples: [{ teamId: 'tem_01JD0000000000000000000000' }] }),
+          400: invalid,
+          404: teamNotFound,
+          409: errorResponse('The team still has studies (their `teamId`): give them to another team first.'),
+        },
       },
     },
     async (request) => service.deleteTeam(context(request), request.params.teamId),

@@ -181,9 +181,20 @@ export async function renameTeam(context: AccountsContext, teamId: string, name:
 /** Deletes a team; its memberships go with it (the users stay). */
 export async function deleteTeam(context: AccountsContext, teamId: string) {
   const { workspaceId } = context.principal;
-  const result = await context.db.deleteFrom('teams').where('workspace_id', '=', workspaceId).where('team_id', '=', teamId).executeTakeFirst();
-  if (result.numDeletedRows === 0n) throw notFound('Team', ['teamId']);
-  return { teamId };
+  return inTransaction(context.db, async (trx) => {
+    const team = await trx.selectFrom('teams').where('workspace_id', '=', workspaceId).where('team_id', '=', teamId).select('team_id').forUpdate().executeTakeFirst();
+    if (!team) throw notFound('Team', ['teamId']);
+    // A study belongs to its team: the team goes only once its studies are another's (its members simply leave it).
+    const { studies } = await trx
+      .selectFrom('studies')
+      .where('workspace_id', '=', workspaceId)
+      .where('team_id', '=', teamId)
+      .select((eb) => eb.fn.countAll<string>().as('studies'))
+      .executeTakeFirstOrThrow();
+    if (Number(studies) > 0) throw conflict(`The team has ${Number(studies)} ${Number(studies) === 1 ? 'study' : 'studies'}: give them to another team first`, ['teamId']);
+    await trx.deleteFrom('teams').where('workspace_id', '=', workspaceId).where('team_id', '=', teamId).execute();
+    return { teamId };
+  });
 }
 
 /** Makes the user a member of the team; a member already is one (nothing changes). */

@@ -163,6 +163,17 @@ describe('Teams', () => {
     expect((await call(service, 'DELETE', `/teams/${team.teamId}`, admin(tenant))).statusCode).toBe(404);
   });
 
+  it('keeps a team that still has studies (409, nothing deleted): its studies go to another team first', async () => {
+    const tenant = await createTenant(service);
+    const team = (await call(service, 'POST', '/teams', { ...admin(tenant), body: { name: 'Owners' } })).json();
+    const study = await call(service, 'POST', '/studies', { token: tenant.token, body: { studyType: 'SURVEY', recruitmentStrategy: 'IN_SERVICE', teamId: team.teamId, studyPlan: { name: 'Owned' } } });
+    expect(study.statusCode, study.body).toBe(201);
+    const refused = await call(service, 'DELETE', `/teams/${team.teamId}`, admin(tenant));
+    expect(refused.statusCode, refused.body).toBe(409);
+    expect(refused.json()).toEqual({ errors: [{ message: 'The team has 1 study: give them to another team first', path: ['teamId'] }] });
+    expect((await call(service, 'GET', '/teams', { token: tenant.token })).json().results).toEqual([team]);
+  });
+
   it('refuses a blank name, naming the field', async () => {
     const tenant = await createTenant(service);
     const response = await call(service, 'POST', '/teams', { ...admin(tenant), body: { name: '   ' } });
