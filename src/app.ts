@@ -96,6 +96,8 @@ import { calendarFeedPublicRoutes, calendarFeedsRoutes } from './families/calend
 import { calendarFeedSchemas } from './families/calendar-feeds/schemas.js';
 import { signInHandler } from './families/person-access/sign-in-job.js';
 import { signInRoutes } from './families/sign-in/routes.js';
+import { ssoRoutes } from './families/sign-in/sso-routes.js';
+import { SingleSignOn, ssoSecretsPurpose } from './families/sign-in/sso.js';
 import { signInSchemas } from './families/sign-in/schemas.js';
 import { findSessionPrincipal } from './families/sign-in/service.js';
 import { userMailHandler } from './families/sign-in/mail-job.js';
@@ -323,6 +325,11 @@ export async function buildService(options: BuildOptions): Promise<Service> {
     CredentialBox.fromRoot(credentialRoot, config.secretsKeyPrevious !== undefined ? Buffer.from(config.secretsKeyPrevious, 'base64') : undefined),
     config.providerApiUrls,
   );
+  // Single sign-on: workspaces' client secrets sealed under a key of their own, derived from the same root.
+  const sso = new SingleSignOn(
+    CredentialBox.fromRoot(credentialRoot, config.secretsKeyPrevious !== undefined ? Buffer.from(config.secretsKeyPrevious, 'base64') : undefined, ssoSecretsPurpose),
+    { allowHttp: config.oidcAllowHttp, allowPrivate: config.oidcAllowPrivateIssuers, ...(options.webhookResolver ? { resolve: options.webhookResolver } : {}) },
+  );
   await app.register(participantPages, { deps, formKey: secrets.derive(participantFormKeyPurpose) });
   // A host's calendar feeds, for calendar applications: GET /calendar/<token>.ics, the URL its credential.
   await app.register(calendarFeedPublicRoutes, { deps });
@@ -348,6 +355,7 @@ export async function buildService(options: BuildOptions): Promise<Service> {
     async (v1) => {
       await v1.register(usersRoutes, { deps });
       await v1.register(signInRoutes, { deps, findSessionOwner });
+      await v1.register(ssoRoutes, { deps, sso });
       await v1.register(studiesRoutes, { deps });
       await v1.register(quotaGroupsRoutes, { deps });
       await v1.register(schedulingRoutes, { deps });

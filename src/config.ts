@@ -74,6 +74,10 @@ const ConfigSchema = Type.Object({
   webhookAllowPrivateTargets: Type.Boolean(),
   /** Endpoints may be plain http URLs: intranets and tests only. */
   webhookAllowHttp: Type.Boolean(),
+  /** Single sign-on: identity providers may be plain http URLs (development and tests only). */
+  oidcAllowHttp: Type.Boolean(),
+  /** Single sign-on: identity providers may be at loopback, private and link-local addresses (an identity provider on the intranet). */
+  oidcAllowPrivateIssuers: Type.Boolean(),
   /** How long one delivery attempt may take. */
   webhookTimeoutMs: Type.Integer({ minimum: 100, maximum: 60_000 }),
   /** The key that encrypts webhook signing secrets at rest: 32 bytes in base64. Without one, a key kept in the database. */
@@ -189,6 +193,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     webhookAllowPrivateTargets: onOff('WEBHOOK_ALLOW_PRIVATE_TARGETS', env.WEBHOOK_ALLOW_PRIVATE_TARGETS, false),
     webhookAllowHttp: onOff('WEBHOOK_ALLOW_HTTP', env.WEBHOOK_ALLOW_HTTP, false),
     webhookTimeoutMs: integer(env.WEBHOOK_TIMEOUT_MS, 10_000),
+    oidcAllowHttp: onOff('OIDC_ALLOW_HTTP', env.OIDC_ALLOW_HTTP, false),
+    oidcAllowPrivateIssuers: onOff('OIDC_ALLOW_PRIVATE_ISSUERS', env.OIDC_ALLOW_PRIVATE_ISSUERS, false),
     secretsKey: blankToUndefined(env.SECRETS_KEY),
     secretsKeyPrevious: blankToUndefined(env.SECRETS_KEY_PREVIOUS),
     providerApiUrls: Object.fromEntries(

@@ -115,5 +115,6 @@ export const idPrefixes = {
   incentiveBudget: 'bgt',
   ledgerEntry: 'led',
   backfill: 'bkf',
+  ssoAttempt: 'ssa',
   auditEvent: 'aud',
 } as const;

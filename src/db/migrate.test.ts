@@ -25,8 +25,8 @@ const notWorkspaceOwned = new Set(['service_secrets', 'kysely_migration', 'kysel
  * finds every workspace's sessions starting in a few minutes' range in one statement, a system
  * job's; led by workspace_id it would probe each workspace in turn.
  */
-// The console's sessions and emailed sign-in links are found by their secret's digest before any workspace is known, as the person's own.
-const notLedByWorkspace = new Set(['people_email_trgm', 'participant_links_by_token', 'branding_configs_logo', 'calendar_feeds_by_token', 'sessions_by_start', 'person_access_links_token', 'person_sessions_token', 'user_sessions_token', 'user_sign_in_links_token']);
+// The console's sessions, emailed sign-in links and single sign-on attempts are found by their secret's digest before any workspace is known, as the person's own.
+const notLedByWorkspace = new Set(['people_email_trgm', 'participant_links_by_token', 'branding_configs_logo', 'calendar_feeds_by_token', 'sessions_by_start', 'person_access_links_token', 'person_sessions_token', 'user_sessions_token', 'user_sign_in_links_token', 'sso_sign_in_attempts_flow']);
 
 /** A store that has never been migrated: an in-memory PGlite, or a new database on the test server. */
 interface FreshStore {

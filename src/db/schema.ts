@@ -438,6 +438,9 @@ export interface DB {
   user_passwords: UserPasswordsTable;
   audit_events: AuditEventsTable;
   audit_settings: AuditSettingsTable;
+  sso_settings: SsoSettingsTable;
+  sso_sign_in_attempts: SsoSignInAttemptsTable;
+  user_sso_identities: UserSsoIdentitiesTable;
 }
 
 export type JobState = 'queued' | 'running' | 'completed' | 'failed';
@@ -1285,4 +1288,41 @@ export interface AuditSettingsTable {
   retention_days: number;
   updated_by_user_id: string | null;
   updated_at: Timestamp;
+}
+
+/** A workspace's single sign-on (src/families/sign-in/sso*.ts): its OpenID Connect provider, the client secret sealed. */
+export interface SsoSettingsTable {
+  workspace_id: string;
+  issuer: string;
+  client_id: string;
+  client_secret_sealed: string | null;
+  jit_domains: string[];
+  jit_role: 'DEVELOPER' | 'OBSERVER' | 'RESEARCHER' | 'OPS_MANAGER' | 'COLLABORATOR';
+  enabled: boolean;
+  version: number;
+  updated_by_user_id: string | null;
+  updated_at: Timestamp;
+}
+
+/** A sign-in sent to the provider and not yet back: its browser secret's SHA-256, and what the answer must match. */
+export interface SsoSignInAttemptsTable {
+  workspace_id: string;
+  attempt_id: string;
+  flow_sha256: Buffer;
+  settings_version: number;
+  state: string;
+  nonce: string;
+  code_verifier: string;
+  redirect_uri: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+/** Which user a provider's subject is. */
+export interface UserSsoIdentitiesTable {
+  workspace_id: string;
+  issuer: string;
+  subject: string;
+  user_id: string;
+  created_at: Timestamp;
 }

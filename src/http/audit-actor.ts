@@ -40,9 +40,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /**
      * The audit trail's view of the route: `false` for a route whose POST reads rather than writes
-     * (a search, a preview); a resource type that the path does not name.
+     * (a search, a preview); a resource type that the path does not name; `writesOnGet` for a GET
+     * that writes (the end of a sign-in by SSO, which the provider sends the browser to).
      */
-    audit?: false | { resourceType?: string };
+    audit?: false | { resourceType?: string; writesOnGet?: boolean };
   }
 }
 
@@ -54,4 +55,9 @@ export function attributeWrite(request: FastifyRequest, attribution: AuditAttrib
 /** A route's own details of its write: the resource and the state it changed. */
 export function noteWrite(request: FastifyRequest, details: AuditDetails): void {
   request.auditDetails = { ...request.auditDetails, ...details };
+}
+
+/** A write route that, this time, wrote nothing worth an entry (a sign-in by SSO that failed and sent the browser back). */
+export function recordNothing(request: FastifyRequest): void {
+  request.auditPending = undefined;
 }

@@ -29,8 +29,8 @@ export class CredentialBox {
   }
 
   /** From the service's secret box derivation (SecretBox.derive) and an optional previous root key. */
-  static fromRoot(root: Buffer, previousRoot?: Buffer): CredentialBox {
-    const derive = (key: Buffer) => Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), providerCredentialsPurpose, 32));
+  static fromRoot(root: Buffer, previousRoot?: Buffer, purpose = providerCredentialsPurpose): CredentialBox {
+    const derive = (key: Buffer) => Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), purpose, 32));
     return new CredentialBox(derive(root), previousRoot ? [derive(previousRoot)] : []);
   }
 

@@ -523,6 +523,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sso-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the workspace's single sign-on
+         * @description The OpenID Connect provider its users sign in with, and the redirect URI to register there. The client secret is never shown.
+         *
+         *     Requires the right `users:write` (roles: SUPER_ADMIN).
+         */
+        get: operations["getSsoSettings"];
+        /**
+         * Set the workspace's single sign-on
+         * @description Names the workspace's OpenID Connect provider. The issuer's discovery document is read at once: an issuer that cannot be discovered is refused (400, path ["issuer"]; the provider's answer goes to the server log). Register the answer's `redirectUri` at the provider. People at `jitDomains` become users at their first sign-in, with `jitRole`; anyone else must be a user (or invited) already. The client secret is sealed under the service's secret key (SECRETS_KEY) and never shown again.
+         *
+         *     Requires the right `users:write` (roles: SUPER_ADMIN).
+         */
+        put: operations["putSsoSettings"];
+        post?: never;
+        /**
+         * Remove the workspace's single sign-on
+         * @description Users sign in by password or emailed link again; their sessions begun by SSO go on until they end. Links to the provider's identities are kept, for settings set again.
+         *
+         *     Requires the right `users:write` (roles: SUPER_ADMIN).
+         */
+        delete: operations["deleteSsoSettings"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/session/oidc/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sign in through the workspace's identity provider
+         * @description For a browser: sends it (303) to the workspace's OpenID Connect provider, with a cookie that binds the answer to this browser for 10 minutes. A workspace without single sign-on, or a provider that cannot be reached, sends it back to the console's sign-in page with `?sso_error=` and a reason.
+         */
+        get: operations["startSsoSignIn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/session/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The identity provider's answer
+         * @description Where the provider sends the browser back (the redirect URI). With the flow cookie of the same browser, a valid code, state and nonce, and a user the workspace knows (or one of its just-in-time domains): a session cookie, and 303 to the console. Otherwise 303 to the console's sign-in page with `?sso_error=` and a reason: expired (no attempt in this browser, or older than 10 minutes), denied (the provider said no), provider (its answer did not check out), unverified_email, no_account, deactivated, unavailable.
+         */
+        get: operations["finishSsoSignIn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/studies": {
         parameters: {
             query?: never;
@@ -5967,6 +6041,54 @@ export interface components {
             /** @enum {boolean} */
             passwordSet: true;
         };
+        /**
+         * SsoSettings
+         * @example {
+         *       "issuer": "https://login.example.org",
+         *       "clientId": "recruit-ops",
+         *       "clientSecretSet": true,
+         *       "jitDomains": [
+         *         "example.org"
+         *       ],
+         *       "jitRole": "OBSERVER",
+         *       "enabled": true,
+         *       "redirectUri": "https://recruit.example.org/v1/session/oidc/callback",
+         *       "version": 1,
+         *       "updatedAt": "2026-12-15T09:00:00.000Z"
+         *     }
+         */
+        SsoSettings: {
+            /** @description The identity provider's issuer URL: its discovery document is at `<issuer>/.well-known/openid-configuration`. */
+            issuer: string;
+            /** @description This service's client id at the provider. */
+            clientId: string;
+            /** @description Whether a client secret is kept (sealed; it is never shown). Without one the client is public and relies on PKCE. */
+            clientSecretSet: boolean;
+            /** @description People whose verified address is at one of these domains become ACTIVE users at their first sign-in (just-in-time membership); others must be invited first. */
+            jitDomains: string[];
+            /** @description The role of a user who becomes a member at their first sign-in (never SUPER_ADMIN or CUSTOM). */
+            jitRole: "DEVELOPER" | "OBSERVER" | "RESEARCHER" | "OPS_MANAGER" | "COLLABORATOR";
+            /** @description Whether the console offers sign-in through the provider. */
+            enabled: boolean;
+            /** @description The redirect URI to register at the provider (the service's PUBLIC_URL, else the address this request came to). */
+            redirectUri: string;
+            version: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            updatedAt: string;
+        };
+        /**
+         * SsoSettingsDeleted
+         * @example {
+         *       "deleted": true
+         *     }
+         */
+        SsoSettingsDeleted: {
+            /** @enum {boolean} */
+            deleted: true;
+        };
         /** AuditActor */
         AuditActor: {
             /**
@@ -10666,6 +10788,524 @@ export interface operations {
             };
             /** @description The request carries a body that is not application/json (this operation takes none; send no body). */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getSsoSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoSettings"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description The workspace has no single sign-on. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    putSsoSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "issuer": "https://login.example.org",
+                 *       "clientId": "recruit-ops",
+                 *       "clientSecret": "a-secret-from-the-provider",
+                 *       "jitDomains": [
+                 *         "example.org"
+                 *       ],
+                 *       "jitRole": "OBSERVER"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description https (http only where the operator set OIDC_ALLOW_HTTP); a public address unless OIDC_ALLOW_PRIVATE_ISSUERS.
+                     */
+                    issuer: string;
+                    clientId: string;
+                    /** @description Left out: the secret kept before stays; null: none (a public client). */
+                    clientSecret?: string | null;
+                    /** @description Email domains for just-in-time membership; none by default. */
+                    jitDomains?: string[];
+                    /** @description The role of a user who becomes a member at their first sign-in (never SUPER_ADMIN or CUSTOM). */
+                    jitRole?: "DEVELOPER" | "OBSERVER" | "RESEARCHER" | "OPS_MANAGER" | "COLLABORATOR";
+                    /** @default true */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoSettings"];
+                };
+            };
+            /** @description Invalid input; `path` names the field (["issuer"] also when the issuer is not allowed or cannot be discovered). */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    deleteSsoSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoSettingsDeleted"];
+                };
+            };
+            /** @description This operation takes no body: a request with one that has fields (or is not a JSON object) is refused. */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: the token is missing, unknown, revoked, or its user is deactivated. */
+            401: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Forbidden: the token's role lacks the right this operation requires. */
+            403: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description The workspace has no single sign-on. */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request carries a body that is not application/json (this operation takes none; send no body). */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: the rate-limit budget is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Internal Server Error: a bug; the body never carries details, the log does. */
+            500: {
+                headers: {
+                    /** @description Requests allowed per window for this token. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds when the budget refills. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Service Unavailable: the instance is shutting down; retry on another. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    startSsoSignIn: {
+        parameters: {
+            query: {
+                /**
+                 * @description The workspace's slug (GET /v1/me's workspaceSlug).
+                 * @example acme-research
+                 */
+                workspace: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider's authorization endpoint, or back to the console's sign-in page with `?sso_error=`. */
+            303: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (path ["workspace"]). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests: this client address has spent its sign-in attempts for the window; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    finishSsoSignIn: {
+        parameters: {
+            query?: {
+                code?: string;
+                state?: string;
+                iss?: string;
+                error?: string;
+                error_description?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the console, signed in; or to its sign-in page with `?sso_error=`. */
+            303: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input: a parameter longer than a provider sends (`path` names it). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -49,6 +49,7 @@ import * as linkLookupFunction from './20261210000000_link_lookup_function.js';
 import * as accounts from './20261211000000_accounts.js';
 import * as signIn from './20261212000000_sign_in.js';
 import * as auditTrail from './20261213000000_audit_trail.js';
+import * as singleSignOn from './20261215000000_single_sign_on.js';
 import * as incentiveProviderAccounts from './20261209100000_incentive_provider_accounts.js';
 
 /** Every migration, in order. Names are timestamps so that branches merge without renumbering. */
@@ -104,4 +105,5 @@ export const migrations: Record<string, Migration> = {
   '20261212000000_sign_in': signIn,
   '20261213000000_audit_trail': auditTrail,
   '20261214000000_backfills': backfills,
+  '20261215000000_single_sign_on': singleSignOn,
 };

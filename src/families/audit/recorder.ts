@@ -158,7 +158,9 @@ export function installAuditTrail(app: FastifyInstance, deps: Pick<ServiceDeps, 
   app.decorateRequest('auditPending', undefined);
 
   app.addHook('preHandler', async (request) => {
-    if (!writeMethods.has(request.method) || !request.routeOptions.url) return;
+    if (!request.routeOptions.url) return;
+    const audit = request.routeOptions.config.audit;
+    if (!writeMethods.has(request.method) && !(audit && audit.writesOnGet)) return;
     const facts = routeFacts(request);
     if (facts.skip) return;
     const pending: Pending = { facts };

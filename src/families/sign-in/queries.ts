@@ -1,5 +1,6 @@
-import type { Kysely } from 'kysely';
-import type { DB, UserRole, UserSessionMethod } from '../../db/schema.js';
+import type { Insertable, Kysely } from 'kysely';
+import type { DB, SsoSettingsTable, SsoSignInAttemptsTable, UserRole, UserSessionMethod } from '../../db/schema.js';
+import { idPrefixes, newId } from '../../ids.js';
 
 type Executor = Kysely<DB>;
 
@@ -171,4 +172,84 @@ export async function teamsFound(db: Executor, workspaceId: string, teamIds: rea
   if (teamIds.length === 0) return new Set();
   const rows = await db.selectFrom('teams').where('workspace_id', '=', workspaceId).where('team_id', 'in', teamIds).select('team_id').execute();
   return new Set(rows.map((row) => row.team_id));
+}
+
+// Single sign-on (sso.ts): the workspace's provider, attempts in flight, and users' identities at the provider.
+
+const ssoSettingsColumns = ['workspace_id', 'issuer', 'client_id', 'client_secret_sealed', 'jit_domains', 'jit_role', 'enabled', 'version', 'updated_at'] as const;
+
+export async function findSsoSettings(db: Executor, workspaceId: string) {
+  return db.selectFrom('sso_settings').where('workspace_id', '=', workspaceId).select(ssoSettingsColumns).executeTakeFirst();
+}
+
+export async function upsertSsoSettings(db: Executor, row: Insertable<SsoSettingsTable>) {
+  const { workspace_id: _workspace, ...changes } = row;
+  return db
+    .insertInto('sso_settings')
+    .values(row)
+    .onConflict((oc) => oc.column('workspace_id').doUpdateSet(changes))
+    .returning(ssoSettingsColumns)
+    .executeTakeFirstOrThrow();
+}
+
+export async function deleteSsoSettings(db: Executor, workspaceId: string): Promise<boolean> {
+  const deleted = await db.deleteFrom('sso_settings').where('workspace_id', '=', workspaceId).executeTakeFirst();
+  await db.deleteFrom('sso_sign_in_attempts').where('workspace_id', '=', workspaceId).execute();
+  return Number(deleted.numDeletedRows) > 0;
+}
+
+/** Keeps an attempt; the workspace's attempts past their time go first (no sweep needed). */
+export async function insertSsoAttempt(db: Executor, row: Insertable<SsoSignInAttemptsTable>) {
+  await db.deleteFrom('sso_sign_in_attempts').where('workspace_id', '=', row.workspace_id).where('expires_at', '<=', row.created_at).execute();
+  await db.insertInto('sso_sign_in_attempts').values(row).execute();
+}
+
+/** Spends the attempt of this flow digest: one delete, so of racing callbacks exactly one gets it. */
+export async function spendSsoAttempt(db: Executor, flowSha256: Buffer, at: string) {
+  const spent = await db
+    .deleteFrom('sso_sign_in_attempts')
+    .where('flow_sha256', '=', flowSha256)
+    .returning(['workspace_id', 'settings_version', 'state', 'nonce', 'code_verifier', 'redirect_uri', 'expires_at'])
+    .executeTakeFirst();
+  return spent && new Date(spent.expires_at).getTime() > Date.parse(at) ? spent : undefined;
+}
+
+export async function findUserBySsoIdentity(db: Executor, workspaceId: string, issuer: string, subject: string) {
+  return db
+    .selectFrom('user_sso_identities as i')
+    .innerJoin('users as u', (join) => join.onRef('u.workspace_id', '=', 'i.workspace_id').onRef('u.user_id', '=', 'i.user_id'))
+    .where('i.workspace_id', '=', workspaceId)
+    .where('i.issuer', '=', issuer)
+    .where('i.subject', '=', subject)
+    .select(['u.user_id as userId', 'u.status', 'u.email'])
+    .executeTakeFirst();
+}
+
+export async function insertSsoIdentity(db: Executor, identity: { workspaceId: string; issuer: string; subject: string; userId: string; at: string }) {
+  await db
+    .insertInto('user_sso_identities')
+    .values({ workspace_id: identity.workspaceId, issuer: identity.issuer, subject: identity.subject, user_id: identity.userId, created_at: identity.at })
+    .execute();
+}
+
+/** A member by just-in-time membership: ACTIVE at once, the workspace's chosen role. */
+export async function insertJitUser(db: Executor, user: { workspaceId: string; email: string; fullname: string; role: UserRole; at: string }) {
+  const userId = newId(idPrefixes.user);
+  await db
+    .insertInto('users')
+    .values({
+      workspace_id: user.workspaceId,
+      user_id: userId,
+      email_account_id: newId(idPrefixes.emailAccount),
+      email: user.email,
+      fullname: user.fullname,
+      status: 'ACTIVE',
+      seat: null,
+      role: user.role,
+      custom_role_id: null,
+      created_at: user.at,
+      updated_at: user.at,
+    })
+    .execute();
+  return { userId, status: 'ACTIVE' as const, email: user.email };
 }

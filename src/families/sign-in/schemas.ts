@@ -88,4 +88,78 @@ export const ChangePasswordBody = Type.Object(
 export const SignedOut = Type.Object({ sessionsEnded: Type.Integer() }, { $id: 'SignedOut', title: 'SignedOut', examples: [{ sessionsEnded: 1 }] });
 export const PasswordChanged = Type.Object({ passwordSet: Type.Literal(true) }, { $id: 'PasswordChanged', title: 'PasswordChanged', examples: [{ passwordSet: true }] });
 
-export const signInSchemas = [InvitationSent, InvitationRevoked, SessionInfo, LinkRequested, SignedOut, PasswordChanged];
+const jitRoleNames = ['DEVELOPER', 'OBSERVER', 'RESEARCHER', 'OPS_MANAGER', 'COLLABORATOR'] as const;
+const JitRole = Type.Union(jitRoleNames.map((role) => Type.Literal(role)), { description: 'The role of a user who becomes a member at their first sign-in (never SUPER_ADMIN or CUSTOM).' });
+const EmailDomain = Type.String({
+  minLength: 3,
+  maxLength: 253,
+  pattern: '^(?=.{3,253}$)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}$',
+  description: 'An email domain, as `example.org`.',
+});
+
+export const SsoSettings = Type.Object(
+  {
+    issuer: Type.String({ description: "The identity provider's issuer URL: its discovery document is at `<issuer>/.well-known/openid-configuration`." }),
+    clientId: Type.String({ description: "This service's client id at the provider." }),
+    clientSecretSet: Type.Boolean({ description: 'Whether a client secret is kept (sealed; it is never shown). Without one the client is public and relies on PKCE.' }),
+    jitDomains: Type.Array(Type.String(), { description: "People whose verified address is at one of these domains become ACTIVE users at their first sign-in (just-in-time membership); others must be invited first." }),
+    jitRole: JitRole,
+    enabled: Type.Boolean({ description: 'Whether the console offers sign-in through the provider.' }),
+    redirectUri: Type.String({ description: "The redirect URI to register at the provider (the service's PUBLIC_URL, else the address this request came to)." }),
+    version: Type.Integer(),
+    updatedAt: IsoDateTime(),
+  },
+  {
+    $id: 'SsoSettings',
+    title: 'SsoSettings',
+    examples: [
+      {
+        issuer: 'https://login.example.org',
+        clientId: 'recruit-ops',
+        clientSecretSet: true,
+        jitDomains: ['example.org'],
+        jitRole: 'OBSERVER',
+        enabled: true,
+        redirectUri: 'https://recruit.example.org/v1/session/oidc/callback',
+        version: 1,
+        updatedAt: '2026-12-15T09:00:00.000Z',
+      },
+    ],
+  },
+);
+
+export const PutSsoSettingsBody = Type.Object(
+  {
+    issuer: Type.String({ format: 'uri', minLength: 8, maxLength: 500, description: 'https (http only where the operator set OIDC_ALLOW_HTTP); a public address unless OIDC_ALLOW_PRIVATE_ISSUERS.' }),
+    clientId: Type.String({ minLength: 1, maxLength: 255 }),
+    clientSecret: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 1000 }), Type.Null()], { description: 'Left out: the secret kept before stays; null: none (a public client).' }),
+    ),
+    jitDomains: Type.Optional(Type.Array(EmailDomain, { maxItems: 50, uniqueItems: true, description: 'Email domains for just-in-time membership; none by default.' })),
+    jitRole: Type.Optional(JitRole),
+    enabled: Type.Optional(Type.Boolean({ default: true })),
+  },
+  {
+    additionalProperties: false,
+    title: 'PutSsoSettings',
+    examples: [{ issuer: 'https://login.example.org', clientId: 'recruit-ops', clientSecret: 'a-secret-from-the-provider', jitDomains: ['example.org'], jitRole: 'OBSERVER' }],
+  },
+);
+
+export const SsoSettingsDeleted = Type.Object({ deleted: Type.Literal(true) }, { $id: 'SsoSettingsDeleted', title: 'SsoSettingsDeleted', examples: [{ deleted: true }] });
+
+export const SsoStartQuery = Type.Object({ workspace: WorkspaceSlug }, { additionalProperties: false });
+
+/** What the provider sends back (RFC 6749 §4.1.2; providers add their own parameters, which are kept for the checks). */
+export const SsoCallbackQuery = Type.Object(
+  {
+    code: Type.Optional(Type.String({ maxLength: 4096 })),
+    state: Type.Optional(Type.String({ maxLength: 1024 })),
+    iss: Type.Optional(Type.String({ maxLength: 2048 })),
+    error: Type.Optional(Type.String({ maxLength: 256 })),
+    error_description: Type.Optional(Type.String({ maxLength: 2048 })),
+  },
+  { additionalProperties: Type.String({ maxLength: 4096 }) },
+);
+
+export const signInSchemas = [InvitationSent, InvitationRevoked, SessionInfo, LinkRequested, SignedOut, PasswordChanged, SsoSettings, SsoSettingsDeleted];

@@ -194,7 +194,7 @@ export function sessionInfo(secret: string, session: { sessionId: string; userId
 }
 
 /** A new session (a new id and secret at every sign-in), inside the caller's transaction. */
-async function startSession(db: Kysely<DB>, user: { workspaceId: string; userId: string }, method: UserSessionMethod, at: string): Promise<StartedSession> {
+export async function startSession(db: Kysely<DB>, user: { workspaceId: string; userId: string }, method: UserSessionMethod, at: string): Promise<StartedSession> {
   const secret = randomBytes(32).toString('base64url');
   const session = { workspaceId: user.workspaceId, userId: user.userId, sessionId: newId(SESSION_ID_PREFIX, Date.parse(at)), method, createdAt: at, expiresAt: new Date(Date.parse(at) + SESSION_DAYS * 86_400_000).toISOString() };
   await queries.insertSession(db, { ...session, tokenSha256: sessionDigest(secret) });
