@@ -124,7 +124,9 @@ type Start = { state: 'checking' } | { state: 'signed-out'; problem?: Problem } 
 export function App() {
   // The pages an emailed link opens are for signing in: no session is looked for there.
   const linkPage = /\/(invitation|sign-in\/link)$/.test(location.pathname);
-  const [start, setStart] = useState<Start>(() => (!linkPage && (storedToken() || hasCookieSession()) ? { state: 'checking' } : { state: 'signed-out' }));
+  // Back from the workspace's identity provider, signed in: the API set the session cookie.
+  const ssoReturned = new URLSearchParams(location.search).get('sso') === 'signed-in';
+  const [start, setStart] = useState<Start>(() => (!linkPage && (storedToken() || hasCookieSession() || ssoReturned) ? { state: 'checking' } : { state: 'signed-out' }));
 
   // A token kept from earlier in this tab (a reload) is checked again before any page shows;
   // without one, the session cookie (HttpOnly: only the API can tell whether it is still live).
@@ -132,7 +134,8 @@ export function App() {
     if (linkPage) return;
     const token = storedToken();
     if (!token) {
-      if (!hasCookieSession()) return;
+      if (ssoReturned) history.replaceState(null, '', `${consoleBase}/`);
+      if (!hasCookieSession() && !ssoReturned) return;
       openCookieSession().then(
         (session) => setStart({ state: 'signed-in', session }),
         () => setStart({ state: 'signed-out' }),

@@ -7,6 +7,25 @@ import { openCookieSession, openSession, type Session } from '../session.js';
 /** The workspace named in the address (`?workspace=acme-research`), so a team can share a link to its sign-in. */
 const workspaceInAddress = () => new URLSearchParams(location.search).get('workspace') ?? '';
 
+/** Why a single sign-on sent the browser back (`?sso_error=`, GET /v1/session/oidc/callback's reasons). */
+const ssoFailures: Record<string, string> = {
+  unavailable: 'This workspace has no single sign-on, or it is switched off. Sign in with your email instead.',
+  expired: 'The single sign-on took longer than 10 minutes, or began in another browser. Please try again.',
+  denied: 'Your identity provider did not sign you in.',
+  provider: "Your identity provider's answer could not be checked. Please try again; if it happens again, ask your administrator to check the single sign-on settings.",
+  no_account: 'Your identity provider signed you in, but you are not a user of this workspace. Ask an administrator to invite you.',
+  unverified_email: 'Your identity provider did not confirm your email address, so it cannot be matched to a user of this workspace.',
+  deactivated: 'Your account in this workspace is deactivated. Ask an administrator to reactivate it.',
+};
+
+/** The problem a single sign-on came back with, once (the address is cleaned so that a reload does not repeat it). */
+function ssoProblem(): Problem | undefined {
+  const reason = new URLSearchParams(location.search).get('sso_error');
+  if (reason === null) return undefined;
+  history.replaceState(null, '', location.pathname);
+  return { status: 0, summary: ssoFailures[reason] ?? 'The single sign-on did not sign you in. Please try again.', fields: [] };
+}
+
 /**
  * Sign in: by password, or by a link emailed to the address; developers may still paste an API
  * token (`npm run cli -- token create`), kept in this tab's sessionStorage. A session started
@@ -17,9 +36,10 @@ export function SignInPage({ onSignedIn, initialProblem }: { onSignedIn(session:
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [token, setToken] = useState('');
-  const [problem, setProblem] = useState<Problem | undefined>(initialProblem);
+  const [returned] = useState(ssoProblem);
+  const [problem, setProblem] = useState<Problem | undefined>(initialProblem ?? returned);
   /** Which form the problem is of: the token's is said beside its field. */
-  const [problemOf, setProblemOf] = useState<'account' | 'token'>(initialProblem ? 'token' : 'account');
+  const [problemOf, setProblemOf] = useState<'account' | 'token'>(initialProblem && !returned ? 'token' : 'account');
   const [linkSent, setLinkSent] = useState(false);
   const [busy, setBusy] = useState(false);
 
@@ -50,6 +70,21 @@ export function SignInPage({ onSignedIn, initialProblem }: { onSignedIn(session:
       unwrap(await createVisitorApi().POST('/session/link', { body: { workspace: workspace.trim(), email: email.trim() } }));
       setLinkSent(true);
     });
+  };
+  /**
+   * To the workspace's identity provider: the API's start redirects there. A navigation, not a form
+   * submission: the console's CSP (form-action 'self') would stop a form's redirect to the provider.
+   */
+  const bySso = (event: Event) => {
+    event.preventDefault();
+    const slug = workspace.trim();
+    if (slug === '') {
+      setProblemOf('account');
+      setProblem({ status: 0, summary: "Enter your workspace's short name first.", fields: [] });
+      return;
+    }
+    setBusy(true);
+    location.assign(`/v1/session/oidc/start?workspace=${encodeURIComponent(slug)}`);
   };
   const withToken = (event: Event) => {
     event.preventDefault();
@@ -94,6 +129,15 @@ export function SignInPage({ onSignedIn, initialProblem }: { onSignedIn(session:
           </button>
         </div>
       </form>
+      <section aria-labelledby="sso-heading">
+        <h2 id="sso-heading">Single sign-on</h2>
+        <form onSubmit={bySso} aria-label="Single sign-on">
+          <p>If your workspace signs in through your organisation's identity provider, enter its short name above and continue there.</p>
+          <button type="submit" class="secondary" disabled={busy}>
+            Continue with single sign-on
+          </button>
+        </form>
+      </section>
       <section aria-labelledby="token-heading">
         <h2 id="token-heading">Developers</h2>
         <form onSubmit={withToken} noValidate aria-label="Developer sign-in">
