@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createTenant, startTestService, testDatabaseUrl, type TestService } from '../../../test/harness.js';
+import { startSession } from '../sign-in/service.js';
 
 /**
  * Two instances on one PostgreSQL database and one Redis, each caching principals for an hour:
@@ -54,5 +55,34 @@ describe.skipIf(!testDatabaseUrl || !redisUrl)('Invalidation across instances (P
     expect((await call(second, 'GET', '/me', { token: key.secret })).statusCode).toBe(200);
     expect((await call(first, 'DELETE', `/api-keys/${key.keyId}`, { token: tenant.token })).statusCode).toBe(200);
     expect(await secondAnswers('/me', key.secret, 401)).toBe(401);
+  });
+
+  /** The status the second instance answers to a request with this session cookie, polled as above. */
+  async function secondAnswersSession(cookie: string, status: number) {
+    let last = 0;
+    for (let attempt = 0; attempt < 50; attempt++) {
+      last = (await second.app.inject({ method: 'GET', url: '/v1/me', headers: { cookie } })).statusCode;
+      if (last === status) return last;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return last;
+  }
+
+  it("ends a deactivated user's console session on the other instance at once, and sign-out everywhere too", async () => {
+    const tenant = await createTenant(first);
+    const user = await tenant.tokenFor('RESEARCHER');
+    const cookieOf = async () => `recruit_session=${(await startSession(first.deps.db, { workspaceId: tenant.workspaceId, userId: user.userId }, 'PASSWORD', new Date().toISOString())).secret}`;
+    const session = await cookieOf();
+    expect((await second.app.inject({ method: 'GET', url: '/v1/me', headers: { cookie: session } })).statusCode).toBe(200);
+    expect((await call(first, 'POST', `/users/${user.userId}/deactivate`, { token: tenant.token })).statusCode).toBe(200);
+    expect(await secondAnswersSession(session, 401)).toBe(401);
+
+    expect((await call(first, 'POST', `/users/${user.userId}/reactivate`, { token: tenant.token })).statusCode).toBe(200);
+    const again = await cookieOf();
+    const info = await first.app.inject({ method: 'GET', url: '/v1/session', headers: { cookie: again } });
+    expect((await second.app.inject({ method: 'GET', url: '/v1/me', headers: { cookie: again } })).statusCode).toBe(200);
+    const ended = await first.app.inject({ method: 'POST', url: '/v1/session/sign-out-everywhere', headers: { cookie: again, 'x-csrf-token': info.json().csrfToken } });
+    expect(ended.statusCode, ended.body).toBe(200);
+    expect(await secondAnswersSession(again, 401)).toBe(401);
   });
 });
