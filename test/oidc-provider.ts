@@ -55,7 +55,8 @@ export async function startIdentityProvider(options: { redirectUris: string[]; c
   };
   const provider = new Provider(issuer, configuration);
   // The provider's development warnings are about its sign-in page, which is what a test wants.
-  server.on('request', provider.callback());
+  const handle = provider.callback();
+  server.on('request', (request, response) => void handle(request, response));
   return {
     issuer,
     clientId,

@@ -1,3 +1,4 @@
+import { auditEntriesOf } from '../../../test/audit-entries.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createTenant, startTestService, type Tenant, type TestService } from '../../../test/harness.js';
 import { createPerson } from '../../../test/people-factory.js';
@@ -50,6 +51,8 @@ describe('the backfill job', () => {
     await crashing.runDue({ workspaceId: tenant.workspaceId });
     expect(await read(tenant, backfillId)).toMatchObject({ status: 'COMPLETED', rowsTotal: 7, rowsWritten: 7, rowsSkipped: 0, studiesCreated: 2 });
     expect(await participantsOf(tenant)).toBe(7);
+    // The trail: the service completed it, once, after the crash and the retry.
+    expect(await auditEntriesOf(service.deps.db, tenant.workspaceId, 'completeBackfill')).toEqual([{ actor_kind: 'SERVICE', actor_service: 'backfills.run', resource_type: 'backfill', resource_id: backfillId, after_state: 'COMPLETED' }]);
   });
 
   it('stops FAILED where the file stops being valid CSV; the rows before it stay written', async () => {

@@ -1,3 +1,4 @@
+import { recordServiceChanges } from '../audit/recorder.js';
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { LineCounter } from '../imports/text.js';
@@ -78,7 +79,14 @@ export async function countLines(db: Executor, workspaceId: string, backfillId: 
 }
 
 /** Ends a backfill that has not ended yet and drops its stored file, in one transaction; false when it had already ended. */
-export async function finishBackfill(db: Executor, workspaceId: string, backfillId: string, status: 'COMPLETED' | 'FAILED', at: string, options: { rowsTotal?: number; reason?: string } = {}) {
+export async function finishBackfill(
+  db: Executor,
+  workspaceId: string,
+  backfillId: string,
+  status: 'COMPLETED' | 'FAILED',
+  at: string,
+  options: { rowsTotal?: number; reason?: string; service?: string } = {},
+) {
   return db.transaction().execute(async (transaction) => {
     const ended = await transaction
       .updateTable('backfills')
@@ -95,7 +103,11 @@ export async function finishBackfill(db: Executor, workspaceId: string, backfill
       .returning('backfill_id')
       .executeTakeFirst();
     await transaction.deleteFrom('backfill_chunks').where('workspace_id', '=', workspaceId).where('backfill_id', '=', backfillId).execute();
-    return ended !== undefined;
+    if (ended === undefined) return false;
+    await recordServiceChanges(transaction, [
+      { workspaceId, at, service: options.service ?? 'backfills.run', operationId: status === 'COMPLETED' ? 'completeBackfill' : 'failBackfill', resourceType: 'backfill', resourceId: backfillId, after: status },
+    ]);
+    return true;
   });
 }
 

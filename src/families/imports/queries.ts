@@ -1,3 +1,4 @@
+import { recordServiceChanges } from '../audit/recorder.js';
 import { type Kysely, sql } from 'kysely';
 import type { DB, ImportStatus } from '../../db/schema.js';
 import { recordEvents } from '../webhooks/outbox.js';
@@ -91,13 +92,16 @@ export async function deleteChunks(db: Executor, workspaceId: string, importId: 
  * (import.completed, or import.failed with `reason`, which the import's report shows too), all in
  * one transaction; false when it had already ended.
  */
+/** The queue of the import's job (job.ts's IMPORT_QUEUE; named here so the SQL imports nothing of the job). */
+const IMPORT_JOB_SERVICE = 'people.import';
+
 export async function finishImport(
   db: Executor,
   workspaceId: string,
   importId: string,
   status: Extract<ImportStatus, 'COMPLETED' | 'FAILED'>,
   at: string,
-  options: { rowsTotal?: number; reason?: string } = {},
+  options: { rowsTotal?: number; reason?: string; service?: string } = {},
 ) {
   const { rowsTotal } = options;
   return db.transaction().execute(async (transaction) => {
@@ -127,6 +131,10 @@ export async function finishImport(
       ],
       at,
     );
+    // The service ended it (its job, or the purge sweep closing one that died): the trail's entry commits with it.
+    await recordServiceChanges(transaction, [
+      { workspaceId, at, service: options.service ?? IMPORT_JOB_SERVICE, operationId: status === 'COMPLETED' ? 'completeImport' : 'failImport', resourceType: 'import', resourceId: importId, after: status },
+    ]);
     return true;
   });
 }

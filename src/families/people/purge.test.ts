@@ -1,3 +1,4 @@
+import { auditEntriesOf } from '../../../test/audit-entries.js';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, callTestHelper, createTenant, type Tenant, type TestService, uniqueEmail } from '../../../test/harness.js';
@@ -95,6 +96,9 @@ describe(`the deletion purge (grace: ${PURGE_GRACE_DAYS} days)`, () => {
     // The old row versions that still held the data are vacuumed away, from the tables and their indexes.
     const purgeRuns = await service.deps.db.selectFrom('jobs').select('result').where('workspace_id', '=', tenant.workspaceId).where('queue', '=', PURGE_QUEUE).where('state', '=', 'completed').execute();
     expect(purgeRuns.map((run) => run.result)).toContainEqual({ peoplePurged: 1, importsClosed: 0, backfillsClosed: 0, vacuumed: true });
+    // The trail names whom the service purged, by id alone; and the import it completed.
+    expect(await auditEntriesOf(service.deps.db, tenant.workspaceId, 'purgePerson')).toEqual([{ actor_kind: 'SERVICE', actor_service: PURGE_QUEUE, resource_type: 'person', resource_id: gone.personId, after_state: null }]);
+    expect(await auditEntriesOf(service.deps.db, tenant.workspaceId, 'completeImport')).toEqual([{ actor_kind: 'SERVICE', actor_service: 'people.import', resource_type: 'import', resource_id: importId, after_state: 'COMPLETED' }]);
     const purged = await personRow(gone.personId);
     expect(purged).toMatchObject({
       email: null,

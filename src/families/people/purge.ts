@@ -1,3 +1,4 @@
+import { recordServiceChanges } from '../audit/recorder.js';
 import { type Kysely, sql } from 'kysely';
 import type { Clock } from '../../clock.js';
 import type { DB } from '../../db/schema.js';
@@ -97,7 +98,7 @@ export async function closeAbandonedImports(db: Kysely<DB>, options: CloseImport
     const abandoned = await importQueries.findAbandonedImports(db, receivingBefore, BATCH_SIZE, options.workspaceId);
     for (const found of abandoned) {
       const reason = found.status === 'RECEIVING' ? 'The upload was never finished' : 'Its background work failed for good';
-      if (await importQueries.finishImport(db, found.workspace_id, found.import_id, 'FAILED', realNow().toISOString(), { reason })) closed++;
+      if (await importQueries.finishImport(db, found.workspace_id, found.import_id, 'FAILED', realNow().toISOString(), { reason, service: PURGE_QUEUE })) closed++;
     }
     if (abandoned.length < BATCH_SIZE) return closed;
   }
@@ -113,7 +114,7 @@ export async function closeAbandonedBackfills(db: Kysely<DB>, options: CloseImpo
     const abandoned = await backfillQueries.findAbandonedBackfills(db, receivingBefore, BATCH_SIZE, options.workspaceId);
     for (const found of abandoned) {
       const reason = found.status === 'RECEIVING' ? 'The upload was never finished' : 'Its background work failed for good';
-      if (await backfillQueries.finishBackfill(db, found.workspace_id, found.backfill_id, 'FAILED', realNow().toISOString(), { reason })) closed++;
+      if (await backfillQueries.finishBackfill(db, found.workspace_id, found.backfill_id, 'FAILED', realNow().toISOString(), { reason, service: PURGE_QUEUE })) closed++;
     }
     if (abandoned.length < BATCH_SIZE) return closed;
   }
@@ -146,6 +147,11 @@ async function purgeBatch(db: Kysely<DB>, cutoff: string, now: string, workspace
         purged_at = ${now}, updated_at = ${now}
       where (workspace_id, person_id) in ${batch} and purged_at is null
     `.execute(transaction);
+    // The trail names whom the service purged, by id only (the ids stay; the values are gone).
+    await recordServiceChanges(
+      transaction,
+      due.map((person) => ({ workspaceId: person.workspace_id, at: now, service: PURGE_QUEUE, operationId: 'purgePerson', resourceType: 'person', resourceId: person.person_id })),
+    );
     return due.length;
   });
 }

@@ -1,3 +1,4 @@
+import { auditEntriesOf } from '../../../test/audit-entries.js';
 import ICAL from 'ical.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BookingWorld, cancelBooking, createBookingWorld, moveBooking } from '../../../test/booking-rows-factory.js';
@@ -51,6 +52,10 @@ describe('booking invitations by email', () => {
     const tenant = await createTenant(service);
     const world = await createBookingWorld(service, tenant, { startsAt: '2027-01-11T09:00:00.000Z', personTimeZone: 'Europe/Berlin', hostTimeZone: 'Europe/London' });
     expect(await notifyOutcomes(tenant)).toEqual(['completed']);
+    // The trail: the service sent the booking's invitation to each, once.
+    for (const operation of ['sendBookingInvitationToPerson', 'sendBookingInvitationToHost']) {
+      expect(await auditEntriesOf(service.deps.db, tenant.workspaceId, operation)).toEqual([{ actor_kind: 'SERVICE', actor_service: 'booking.notify', resource_type: 'booking', resource_id: world.bookingId, after_state: null }]);
+    }
 
     const [toPerson, ...morePerson] = receiver.to(world.personEmail);
     expect(morePerson).toEqual([]);

@@ -1,3 +1,4 @@
+import { recordServiceChanges } from '../audit/recorder.js';
 import type { Kysely } from 'kysely';
 import type { BookingNotificationMethod, BookingNotificationRecipient, DB } from '../../db/schema.js';
 
@@ -79,7 +80,7 @@ export async function recordSent(
   db: Kysely<DB>,
   key: NotificationKey & { recipient: BookingNotificationRecipient; sentAt: string; smtpMessageId: string | null; linkId: string | null },
 ): Promise<void> {
-  await db
+  const written = await db
     .insertInto('booking_notifications')
     .values({
       workspace_id: key.workspaceId,
@@ -92,5 +93,12 @@ export async function recordSent(
       link_id: key.linkId,
     })
     .onConflict((conflict) => conflict.columns(['workspace_id', 'booking_id', 'sequence', 'method', 'recipient']).doNothing())
-    .execute();
+    .returning('booking_id')
+    .executeTakeFirst();
+  // The trail: the service sent a booking's invitation (or cancellation) to the person or the host; once, as the record.
+  if (written) {
+    await recordServiceChanges(db, [
+      { workspaceId: key.workspaceId, at: key.sentAt, service: 'booking.notify', operationId: `sendBooking${key.method === 'CANCEL' ? 'Cancellation' : 'Invitation'}To${key.recipient === 'PERSON' ? 'Person' : 'Host'}`, resourceType: 'booking', resourceId: key.bookingId },
+    ]);
+  }
 }

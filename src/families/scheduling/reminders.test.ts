@@ -1,3 +1,4 @@
+import { auditEntriesOf } from '../../../test/audit-entries.js';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bookSession, cancelBooking, createBookablePerson, createSchedulingStudy, moveBooking, type SchedulingStudy } from '../../../test/reminder-rows-factory.js';
@@ -117,6 +118,10 @@ describe('session reminders', () => {
       [60, null],
       [60, null],
     ]);
+    // The trail: each reminder the sweep queued is the service's entry, naming its message.
+    const queued = await auditEntriesOf(service.deps.db, tenant.workspaceId, 'queueReminder');
+    expect(queued.map((entry) => [entry.actor_kind, entry.actor_service, entry.resource_type])).toEqual(Array(4).fill(['SERVICE', 'scheduling.reminders', 'message']));
+    expect(new Set(queued.map((entry) => entry.resource_id))).toEqual(new Set(messages.map((message) => message.messageId)));
   });
 
   it("without the person's zone, writes the time in the host's; without a study language, in English", async () => {

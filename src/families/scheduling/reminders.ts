@@ -1,3 +1,4 @@
+import { recordServiceChanges } from '../audit/recorder.js';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../clock.js';
 import type { DB } from '../../db/schema.js';
@@ -81,6 +82,11 @@ export async function sweepReminders(db: Kysely<DB>, clock: Clock, options: Swee
           return { workspaceId: d.workspaceId, messageId: d.messageId!, personId: reminder.person_id, studyId: reminder.study_id, participantId: reminder.participant_id };
         });
       await queueServiceMessages(transaction, { origin: 'REMINDER', name: REMINDER_MESSAGE_NAME, at, smtpConfigured: options.smtpConfigured }, messages);
+      // The trail: each reminder message the service queued, by the sweep (its delivery is recorded as every message's).
+      await recordServiceChanges(
+        transaction,
+        messages.map((message) => ({ workspaceId: message.workspaceId, at, service: REMINDER_QUEUE, operationId: 'queueReminder', resourceType: 'message', resourceId: message.messageId })),
+      );
       result.queued += messages.length;
       result.skipped += ours.length - messages.length;
       result.takenByOthers += decisions.length - ours.length;
