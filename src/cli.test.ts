@@ -30,7 +30,8 @@ function runCli(args: string[], options: { viaNpm?: boolean } = {}): Promise<Cli
   const env = { ...process.env, DATABASE_URL: testDatabaseUrl ?? '', DATA_DIR: dataDir, REDIS_URL: '', LOG_LEVEL: 'silent' };
   const [command, commandArgs] = options.viaNpm
     ? ['npm', ['run', '--silent', 'cli', '--', ...args]]
-    : [process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args]];
+    : // The compiled CLI (`npm run cli` runs it; the global setup builds it from the sources first): what users run, and a second a run rather than tsx's five.
+      [process.execPath, ['--enable-source-maps', 'dist/cli.js', ...args]];
   return new Promise((resolve, reject) => {
     const child = spawn(command, commandArgs, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

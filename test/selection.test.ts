@@ -29,7 +29,16 @@ describe('TEST_SELECTION', () => {
     for (const left of ['src/http/fuzz.test.ts', 'test/console/studies.test.ts', 'src/search/counts/bitset.test.ts']) expect(excluded.has(left), left).toBe(true);
   });
 
+  it('embedded and compiled: together every file, each once', () => {
+    const embedded = new Set(excludedBy('embedded'));
+    const compiled = new Set(excludedBy('compiled'));
+    expect(embedded.has('test/compiled/every-operation.test.ts')).toBe(true);
+    expect(embedded.has('test/console/studies.test.ts')).toBe(false);
+    expect([...embedded].every((file) => !compiled.has(file))).toBe(true);
+    expect(embedded.size).toBeGreaterThan(3);
+  });
+
   it('refuses a selection it does not know', () => {
-    expect(() => excludedBy('everything')).toThrow(/TEST_SELECTION must be all, store, runtime or compiled/);
+    expect(() => excludedBy('everything')).toThrow(/TEST_SELECTION must be all, embedded, store, runtime or compiled/);
   });
 });

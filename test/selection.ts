@@ -7,6 +7,9 @@ import { fileURLToPath } from 'node:url';
  * it and the others, and no more (`.ci/run` names the legs):
  *
  * - `all` (the default): every file.
+ * - `embedded`: every file but those that drive the compiled server, for the first embedded leg:
+ *   a second embedded leg (on another Node version) runs those (`compiled`), so together the two
+ *   run every file on the embedded store, each once.
  * - `store`: the files whose outcome can depend on the store: those that reach the database module
  *   (src/db/database.ts) through their imports, found by following them, so a new test that opens
  *   a store is picked up without a list to keep. The console's browser tests are left out: the
@@ -19,7 +22,7 @@ import { fileURLToPath } from 'node:url';
  *   every operation as users run it, the documentation's examples, the SDK walkthrough, backups.
  *   A leg on one more Node version runs these: what users run, on that runtime.
  */
-export type TestSelection = 'all' | 'store' | 'runtime' | 'compiled';
+export type TestSelection = 'all' | 'embedded' | 'store' | 'runtime' | 'compiled';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const storeModule = path.join(root, 'src', 'db', 'database.ts');
@@ -65,12 +68,13 @@ function testFiles(): string[] {
 /** The test files (relative to the root) a selection leaves out. */
 export function excludedBy(selection: string | undefined): string[] {
   const chosen = (selection ?? 'all') as TestSelection;
-  if (!['all', 'store', 'runtime', 'compiled'].includes(chosen)) throw new Error(`TEST_SELECTION must be all, store, runtime or compiled, not "${selection}"`);
+  if (!['all', 'embedded', 'store', 'runtime', 'compiled'].includes(chosen)) throw new Error(`TEST_SELECTION must be all, embedded, store, runtime or compiled, not "${selection}"`);
   if (chosen === 'all') return [];
   const seen = new Map<string, boolean>();
   const browserSeen = new Map<string, boolean>();
   const compiledSeen = new Map<string, boolean>();
   if (chosen === 'compiled') return testFiles().filter((file) => !reaches(file, compiledHarness, seen)).map((file) => path.relative(root, file));
+  if (chosen === 'embedded') return testFiles().filter((file) => reaches(file, compiledHarness, seen)).map((file) => path.relative(root, file));
   return testFiles()
     .filter((file) => {
       const browser = reaches(file, browserHarness, browserSeen);

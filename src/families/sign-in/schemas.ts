@@ -93,7 +93,7 @@ const JitRole = Type.Union(jitRoleNames.map((role) => Type.Literal(role)), { des
 const EmailDomain = Type.String({
   minLength: 3,
   maxLength: 253,
-  pattern: '^(?=.{3,253}$)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}$',
+  pattern: '^([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}$',
   description: 'An email domain, as `example.org`.',
 });
 

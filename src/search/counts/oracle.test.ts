@@ -9,7 +9,7 @@ import { participantStatuses } from '../../families/participants/states.js';
 import { seededRandom } from '../../seed/demo-people.js';
 
 /**
- * The counts held in process against a plain evaluation: over 1,000 random filters (every
+ * The counts held in process against a plain evaluation: over 500 random filters (every
  * comparison of every property type, nested AND/OR, values that are missing or malformed), each
  * searched through a service whose totals come from the counts and through one on the same
  * database that counts with SQL alone, comparing the total and every page; with random writes
@@ -18,7 +18,8 @@ import { seededRandom } from '../../seed/demo-people.js';
  * have caught up with by the next search.
  */
 
-const ROUNDS = 20;
+// 10 rounds of 50 (500 filters a run, drawn from a fresh seed each run: ORACLE_SEED replays one): 20 took 386 s of a CI leg's 40 minutes.
+const ROUNDS = 10;
 const FILTERS_PER_ROUND = 50;
 const DAY = 86_400_000;
 
@@ -241,7 +242,10 @@ describe('search totals from the counts held in process', () => {
   let tenant: Tenant;
   let panel: Panel;
   let studyId: string;
-  const random = generator(20261124);
+  const seed = process.env.ORACLE_SEED === undefined ? Date.now() % 2 ** 31 : Number(process.env.ORACLE_SEED);
+  // Printed with a failure's output: ORACLE_SEED=<seed> draws the same panel, filters and writes again.
+  console.log(`counts oracle: ORACLE_SEED=${seed}`);
+  const random = generator(seed);
   const now = Date.now();
 
   let receiver: SmtpReceiver;
@@ -383,13 +387,14 @@ describe('search totals from the counts held in process', () => {
       }
       await randomWrites(round);
     }
-    expect(compared).toBeGreaterThanOrEqual(1000);
+    expect(compared).toBeGreaterThanOrEqual(ROUNDS * FILTERS_PER_ROUND);
     // Most totals came from the counts: the comparison above tested them, not SQL against itself.
     expect(service.deps.counts!.answered.counts).toBeGreaterThan(compared / 2);
     // Both ways a counted page finds its matches were compared, many times: walking the sort's
     // index keeping them, and listing them. (Reading by the filter itself takes over 50,000
     // matches where no index serves the sort: the panel is smaller.)
     // Sorted by a custom number, listing only the matches that can be on the page: from the first page and past a cursor; and by a participant's session time.
-    for (const path of ['walk', 'list', 'bounded', 'bounded past a cursor', 'bounded by a participant']) expect(pagePaths.get(path) ?? 0, JSON.stringify(Object.fromEntries(pagePaths))).toBeGreaterThan(20);
+    // (At least 5 each in 500 filters: the rarest, by a participant's session time, came 12 times in a run.)
+    for (const path of ['walk', 'list', 'bounded', 'bounded past a cursor', 'bounded by a participant']) expect(pagePaths.get(path) ?? 0, JSON.stringify(Object.fromEntries(pagePaths))).toBeGreaterThan(4);
   }, 600_000);
 });
