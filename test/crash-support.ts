@@ -4,7 +4,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
 import { type Database, openDatabase } from '../src/db/database.js';
-import { testDatabaseUrl } from './harness.js';
+import { migratedTemplate, testDatabaseUrl } from './harness.js';
 import { createPrivatePostgresDatabase } from './private-database.js';
 import { type RunningServer, runCli } from './processes.js';
 
@@ -30,6 +30,10 @@ export async function createCrashStorage(prefix: string): Promise<CrashStorage> 
     };
   }
   const dataDir = mkdtempSync(path.join(tmpdir(), `${prefix}-`));
+  // The run's migrated store copied in: initdb and every migration on a new data directory took
+  // 5-10 s of CPU per file, over a minute of a loaded CI leg across the files that start servers.
+  const template = migratedTemplate();
+  if (template) await (await openDatabase({ dataDir, startFrom: template })).close();
   return {
     env: { DATA_DIR: dataDir },
     open: () => openDatabase({ dataDir }),

@@ -15,11 +15,16 @@ export const testDatabaseUrl: string | undefined = inject('databaseUrl');
 const embeddedTemplatePath: string | undefined = inject('embeddedTemplatePath');
 let embeddedTemplate: Blob | undefined;
 
+/** The run's migrated embedded store, as a dump a new store starts from (undefined on PostgreSQL, or outside vitest's run). */
+export function migratedTemplate(): Blob | undefined {
+  if (embeddedTemplatePath) embeddedTemplate ??= new Blob([readFileSync(embeddedTemplatePath)]);
+  return embeddedTemplate;
+}
+
 /** A test's own store: the run's PostgreSQL database, or an in-memory one started from the run's migrated template. */
 export async function openTestDatabase(poolSize = 5): Promise<Database> {
   if (testDatabaseUrl) return openDatabase({ databaseUrl: testDatabaseUrl, poolSize });
-  if (embeddedTemplatePath) embeddedTemplate ??= new Blob([readFileSync(embeddedTemplatePath)]);
-  return openDatabase({ inMemory: true, startFrom: embeddedTemplate });
+  return openDatabase({ inMemory: true, startFrom: migratedTemplate() });
 }
 
 export const storeKind = testDatabaseUrl ? 'postgres' : 'embedded';

@@ -51,6 +51,25 @@ describe('DATA_DIR lock of the embedded store', { timeout: 120_000 }, () => {
     expect(rows).toEqual([{ value: 'written before close' }]);
   });
 
+  it('starts a new data directory as a copy of a dump, and opens one that holds a store as it is', async () => {
+    const source = await openDatabase({ inMemory: true });
+    opened.push(source);
+    await sql`create table copied (value text)`.execute(source.db);
+    await sql`insert into copied values (${'from the dump'})`.execute(source.db);
+    const dump = await source.dump!();
+
+    const dataDir = temporaryDataDir();
+    const started = await openDatabase({ dataDir, startFrom: dump });
+    expect((await sql<{ value: string }>`select value from copied`.execute(started.db)).rows).toEqual([{ value: 'from the dump' }]);
+    await sql`insert into copied values (${'written after'})`.execute(started.db);
+    await started.close();
+
+    // Given the dump again, the directory keeps what it holds.
+    const again = await openDatabase({ dataDir, startFrom: dump });
+    opened.push(again);
+    expect((await sql<{ value: string }>`select value from copied order by value`.execute(again.db)).rows.map((row) => row.value)).toEqual(['from the dump', 'written after']);
+  });
+
   it('makes the CLI of another process exit non-zero with a clear message while held, and work after', async () => {
     const dataDir = temporaryDataDir();
     const held = await openEmbedded(dataDir);

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { type DatabaseConnection, type Dialect, type Driver, Kysely, PostgresDialect, PostgresDriver, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import { LRUCache } from 'lru-cache';
@@ -127,7 +127,11 @@ export interface OpenOptions {
   dataDir?: string;
   /** In-memory embedded store, for tests: no directory and no lock. */
   inMemory?: boolean;
-  /** An in-memory store starts as a copy of this dump (PGlite's dumpDataDir): tests skip initdb and migrations. */
+  /**
+   * A new embedded store (in memory, or a data directory that holds none yet) starts as a copy of
+   * this dump (PGlite's dumpDataDir): tests skip initdb and migrations. A data directory that
+   * already holds a store opens as it is.
+   */
   startFrom?: Blob;
   poolSize?: number;
 }
@@ -326,7 +330,7 @@ async function openEmbedded(options: OpenOptions): Promise<Database> {
     const embeddedStartParams = [...PGlite.defaultStartParams.filter((parameter) => parameter !== '-F'), '-c', 'TimeZone=UTC'];
     const pglite = await PGlite.create({
       dataDir: dataDir ? path.join(dataDir, 'pgdata') : undefined,
-      ...(options.inMemory && options.startFrom ? { loadDataDir: options.startFrom } : {}),
+      ...(options.startFrom && (!dataDir || !existsSync(path.join(dataDir, 'pgdata', 'PG_VERSION'))) ? { loadDataDir: options.startFrom } : {}),
       startParams: embeddedStartParams,
       parsers: embeddedParsers,
       serializers: embeddedSerializers,

@@ -81,14 +81,11 @@ describeConsole('participant: booking a session', () => {
   async function expectGoodPage(page: Tab, where: string, viewport: Viewport, javaScriptEnabled: boolean, shot?: string) {
     let checked = page;
     if (!javaScriptEnabled) {
-      checked = await world.newPage({ viewport });
-      await checked.goto('/healthz');
-      await checked.setContent((await page.content()).replace(/<script\b[^>]*><\/script>/g, ''), { waitUntil: 'load' });
+      checked = await world.twinOf(page, viewport, { withoutScripts: true });
     }
     await expectNoAxeViolations(checked);
     const { scrollWidth, innerWidth } = await checked.evaluate<{ scrollWidth: number; innerWidth: number }>('({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })');
     expect(scrollWidth, `${where}: ${scrollWidth} px wide in ${innerWidth}`).toBeLessThanOrEqual(innerWidth);
-    if (checked !== page) await checked.close();
     if (screenshots && shot && viewport.width === phoneViewport.width) await page.screenshot({ path: path.join(screenshots, `${shot}.png`), fullPage: true });
   }
 
@@ -111,7 +108,7 @@ describeConsole('participant: booking a session', () => {
     const link = /https:\/\/recruit\.journey\.test(\/p\/[A-Za-z0-9_-]{43})\s/.exec(mail!.parsed.text ?? '')?.[1];
     expect(link, mail!.parsed.text).toBeDefined();
 
-    const page = await world.newPage({ viewport: phoneViewport, javaScriptEnabled: false });
+    const page = await world.newPage({ viewport: phoneViewport, javaScriptEnabled: false, start: false });
     expectNoPageErrors(world, page);
     await page.goto(link!);
     await page.getByRole('heading', { level: 1, name: 'Choose a time for Checkout interviews' }).waitFor();
@@ -168,7 +165,7 @@ describeConsole('participant: booking a session', () => {
     const { participantId } = await participantIn(studyId);
     const link = await linkOf(studyId, participantId, 'SCREENER');
     const viewport = { width: 1280, height: 800 };
-    const page = await world.newPage({ viewport, timezoneId: 'Asia/Kathmandu' });
+    const page = await world.newPage({ viewport, timezoneId: 'Asia/Kathmandu', start: false });
     expectNoPageErrors(world, page);
     await page.goto(link);
     await page.getByLabel('How often do you shop online?').fill('Every week');
@@ -190,7 +187,7 @@ describeConsole('participant: booking a session', () => {
     const studyId = await hostedStudy();
     const { participantId } = await participantIn(studyId);
     const link = await linkOf(studyId, participantId, 'SCHEDULING');
-    const page = await world.newPage({ viewport: phoneViewport, timezoneId: 'Europe/Berlin' });
+    const page = await world.newPage({ viewport: phoneViewport, timezoneId: 'Europe/Berlin', start: false });
     expectNoPageErrors(world, page);
     await page.goto(link);
     await page.getByRole('button', { name: 'Book this time' }).waitFor();
@@ -223,7 +220,7 @@ describeConsole('participant: booking a session', () => {
       const studyId = await hostedStudy({ language });
       const { participantId } = await participantIn(studyId);
       const link = await linkOf(studyId, participantId, 'SCHEDULING');
-      const page = await world.newPage({ viewport: phoneViewport, javaScriptEnabled: false });
+      const page = await world.newPage({ viewport: phoneViewport, javaScriptEnabled: false, start: false });
       await page.goto(link);
       expect(await page.getAttribute('html', 'lang')).toBe(language);
       expect(await page.getAttribute('html', 'dir')).toBe(language === 'ar' ? 'rtl' : 'ltr');

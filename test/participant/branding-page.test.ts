@@ -26,8 +26,8 @@ describeConsole('participant: a branded page', () => {
     const participantId = unwrap(await api.POST('/studies/{studyId}/participants', { ...path, body: { personIds: [person.personId] } })).results[0]!.participantId;
     const link = unwrap(await api.POST('/studies/{studyId}/participants/{participantId}/links', { params: { path: { studyId: study.studyId, participantId } }, body: { purpose: 'SCREENER' } }));
 
-    // A tab of its own (world.newPage starts on the console, whose requests are not this page's), its errors collected: a CSP violation is one.
-    const page = await (await world.newPage({ viewport: { width: 320, height: 640 } })).context().newPage();
+    // A blank tab (not the console's, whose requests are not this page's), its errors collected: a CSP violation is one.
+    const page = await world.newPage({ viewport: { width: 320, height: 640 }, start: false });
     const errors: string[] = [];
     page.on('console', (message) => {
       // The browser's own request for /favicon.ico (the pages name none) is not the page's.

@@ -72,18 +72,15 @@ describeConsole('participant: consent and its withdrawal', () => {
       mkdirSync(process.env.PARTICIPANT_SCREENSHOTS, { recursive: true });
       await page.screenshot({ path: path.join(process.env.PARTICIPANT_SCREENSHOTS, `${shot}.png`), fullPage: true });
     }
-    const checked = await world.newPage({ viewport: phoneViewport });
-    await checked.goto('/healthz');
-    await checked.setContent(await page.content(), { waitUntil: 'load' });
+    const checked = await world.twinOf(page, phoneViewport);
     await expectNoAxeViolations(checked);
     const { scrollWidth, innerWidth } = await checked.evaluate<{ scrollWidth: number; innerWidth: number }>('({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })');
     expect(scrollWidth, `${where}: ${scrollWidth} px wide in ${innerWidth}`).toBeLessThanOrEqual(innerWidth);
-    await checked.close();
   }
 
   it('is signed at 390×844 with JavaScript off after the screener, the copy arrives by email with its PDF, and its link withdraws; no axe violation', async () => {
     const { path, studyId, participantId, email } = await consentStudy();
-    const page = await world.newPage({ viewport: phoneViewport, javaScriptEnabled: false });
+    const page = await world.newPage({ viewport: phoneViewport, javaScriptEnabled: false, start: false });
     expectNoPageErrors(world, page);
     await page.goto(path);
     await page.getByLabel('How often do you shop online?').fill('Every week');
@@ -134,7 +131,7 @@ describeConsole('participant: consent and its withdrawal', () => {
 
   it('is signed by keyboard alone with JavaScript on, the focus always visible', async () => {
     const { path } = await consentStudy();
-    const page = await world.newPage({ viewport: phoneViewport });
+    const page = await world.newPage({ viewport: phoneViewport, start: false });
     await page.goto(path);
     await page.getByLabel('How often do you shop online?').fill('Monthly');
     await page.getByRole('button', { name: 'Send my answers' }).click();
@@ -172,7 +169,7 @@ describeConsole('participant: consent and its withdrawal', () => {
     for (const [language, submit] of Object.entries(expected)) {
       const { studyId, participantId } = await consentStudy(language);
       const link = unwrap(await world.api().POST('/studies/{studyId}/participants/{participantId}/links', { params: { path: { studyId, participantId } }, body: { purpose: 'CONSENT' } }));
-      const page = await world.newPage({ viewport: phoneViewport, javaScriptEnabled: false });
+      const page = await world.newPage({ viewport: phoneViewport, javaScriptEnabled: false, start: false });
       await page.goto(new URL(link.url).pathname);
       expect(await page.getAttribute('html', 'lang')).toBe(language);
       expect(await page.getAttribute('html', 'dir')).toBe(language === 'ar' ? 'rtl' : 'ltr');

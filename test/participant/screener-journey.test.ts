@@ -42,29 +42,22 @@ describeConsole('participant: the screener page', () => {
 
   type Tab = Awaited<ReturnType<ConsoleWorld['newPage']>>;
 
-  /**
-   * axe-core and the width check on the page as it is now. Both run script in the page, which a
-   * tab with JavaScript off cannot (Playwright's evaluate never returns there): its markup is then
-   * checked in a twin tab of the same size on the same origin (so the stylesheet applies).
-   */
+  /** axe-core and the width check on the page as it is now; in a twin tab (world.twinOf) when it has JavaScript off. */
   async function expectGoodPage(page: Tab, where: string, options: { viewport: { width: number; height: number }; javaScriptEnabled: boolean }) {
     let checked = page;
     if (!options.javaScriptEnabled) {
-      checked = await world.newPage({ viewport: options.viewport });
-      await checked.goto('/healthz');
-      await checked.setContent(await page.content(), { waitUntil: 'load' });
+      checked = await world.twinOf(page, options.viewport);
     }
     await expectNoAxeViolations(checked);
     const { scrollWidth, innerWidth } = await checked.evaluate<{ scrollWidth: number; innerWidth: number }>('({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })');
     expect(scrollWidth, `${where}: ${scrollWidth} px wide in ${innerWidth}`).toBeLessThanOrEqual(innerWidth);
-    if (checked !== page) await checked.close();
   }
 
   for (const viewport of [{ width: 320, height: 640 }, phoneViewport, { width: 1280, height: 800 }]) {
     for (const javaScriptEnabled of [false, true]) {
       it(`is answered at ${viewport.width}×${viewport.height} with JavaScript ${javaScriptEnabled ? 'on' : 'off'}: errors summarised and linked, then thanks; no axe violation`, async () => {
         const { path, studyId, participantId } = await screenerLink();
-        const page = await world.newPage({ viewport, javaScriptEnabled });
+        const page = await world.newPage({ viewport, javaScriptEnabled, start: false });
         expectNoPageErrors(world, page);
         await page.goto(path);
         await page.getByRole('heading', { level: 1, name: 'Checkout interviews: a few questions' }).waitFor();
@@ -92,7 +85,7 @@ describeConsole('participant: the screener page', () => {
 
   it('is completed by keyboard alone, the focus always visible', async () => {
     const { path, studyId, participantId } = await screenerLink();
-    const page = await world.newPage({ viewport: phoneViewport });
+    const page = await world.newPage({ viewport: phoneViewport, start: false });
     await page.goto(path);
     const focused = () => page.evaluate<string>('(() => { const e = document.activeElement; return e ? `${e.tagName}:${e.getAttribute("type") ?? ""}:${e.getAttribute("name") ?? e.textContent ?? ""}` : "" })()');
     const outlined = () => page.evaluate<string>('getComputedStyle(document.activeElement).outlineStyle');
@@ -123,7 +116,7 @@ describeConsole('participant: the screener page', () => {
     const expected: Record<string, string> = { en: 'Send my answers', de: 'Antworten senden', fr: 'Envoyer mes réponses', es: 'Enviar mis respuestas', ar: 'أرسل إجاباتي' };
     for (const [language, submit] of Object.entries(expected)) {
       const { path } = await screenerLink(language);
-      const page = await world.newPage({ viewport: phoneViewport, javaScriptEnabled: false });
+      const page = await world.newPage({ viewport: phoneViewport, javaScriptEnabled: false, start: false });
       await page.goto(path);
       expect(await page.getAttribute('html', 'lang')).toBe(language);
       expect(await page.getAttribute('html', 'dir')).toBe(language === 'ar' ? 'rtl' : 'ltr');
@@ -134,7 +127,7 @@ describeConsole('participant: the screener page', () => {
 
   it('shows a disqualified person a kind word and no reason', async () => {
     const { path } = await screenerLink();
-    const page = await world.newPage({ viewport: phoneViewport, javaScriptEnabled: false });
+    const page = await world.newPage({ viewport: phoneViewport, javaScriptEnabled: false, start: false });
     await page.goto(path);
     await page.getByRole('radio', { name: 'Never' }).check();
     await page.getByRole('button', { name: 'Send my answers' }).click();
@@ -155,7 +148,7 @@ describeConsole('participant: the screener page', () => {
         const { path, studyId } = await screenerLink(language);
         // The only group takes people with no orders: a person qualified by 12 orders meets none.
         unwrap(await world.api().PUT('/studies/{studyId}/quota-groups', { params: { path: { studyId } }, body: { quotaGroups: [{ name: 'Lapsed shoppers', cap: 5, answers: [{ questionKey: 'orders', range: { max: 0 } }] }] } }));
-        const page = await world.newPage({ viewport, javaScriptEnabled: false });
+        const page = await world.newPage({ viewport, javaScriptEnabled: false, start: false });
         await page.goto(path);
         await page.locator('input[type=radio][value=weekly]').check();
         await page.locator('input[inputmode=decimal]').first().fill('12');
